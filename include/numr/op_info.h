@@ -1,0 +1,36 @@
+// Metadata of every op, generated from op_table.def.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "numr/dtype.h"
+
+namespace numr {
+
+enum class OpId : uint16_t {
+#define NUMR_OP(name, family, dtypes, grad) name,
+#include "numr/op_table.def"
+};
+
+enum class OpFamily : uint8_t {
+  Unary, UnaryPred, Activation, Binary, Ternary, Scalar, Compare, Logical, Select, Clamp,
+  Reduce, Scan, Softmax, Matmul, Shape, View, Copy, Factory
+};
+
+struct OpInfo {
+  OpId id;
+  std::string_view name;
+  OpFamily family;
+  uint8_t dtype_mask;  // bit i set: kAllDTypes[i] is accepted
+  bool differentiable;
+};
+
+std::span<const OpInfo> all_ops();
+const OpInfo& op_info(OpId id);
+std::string_view op_name(OpId id);
+std::string_view family_name(OpFamily f);
+bool op_accepts(OpId id, DType t);
+
+}  // namespace numr

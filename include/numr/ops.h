@@ -1,0 +1,124 @@
+// The op set: free functions in namespace numr, dispatched on the tensors' device.
+// Shapes broadcast as in NumPy; dtypes never promote (mixed dtypes throw DTypeMismatch).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "numr/op_info.h"
+#include "numr/random.h"
+#include "numr/tensor.h"
+
+namespace numr {
+
+// ---- elementwise, one input (op_table.def: Unary, Activation, UnaryPred) ----
+#define NUMR_UNARY(name, dtypes, grad) Tensor name(const Tensor& x);
+#define NUMR_UNARY_PRED(name, dtypes, grad) Tensor name(const Tensor& x);  // -> Bool
+#include "numr/op_table.def"
+Tensor relu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor silu(const Tensor& x);                  // x * sigmoid(x)
+Tensor gelu(const Tensor& x);                  // tanh approximation
+Tensor softplus(const Tensor& x);              // log(1 + exp(x))
+Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
+Tensor elu(const Tensor& x, double alpha = 1.0);
+
+// ---- elementwise, several inputs, broadcasting ----
+#define NUMR_BINARY(name, dtypes, grad) Tensor name(const Tensor& a, const Tensor& b);
+#define NUMR_COMPARE(name, dtypes, grad) Tensor name(const Tensor& a, const Tensor& b);
+#define NUMR_LOGICAL(name, dtypes, grad) Tensor name(const Tensor& a, const Tensor& b);
+#define NUMR_TERNARY(name, dtypes, grad) \
+  Tensor name(const Tensor& a, const Tensor& b, const Tensor& c);
+#define NUMR_SCALAR(name, dtypes, grad) Tensor name(const Tensor& x, double s);
+#include "numr/op_table.def"
+
+// cond (Bool) ? x : y, all three broadcast together.
+Tensor where_cond(const Tensor& cond, const Tensor& x, const Tensor& y);
+// min(max(x, lo), hi); either bound may be absent.
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+Tensor operator+(const Tensor& a, double s);
+Tensor operator-(const Tensor& a, double s);
+Tensor operator*(const Tensor& a, double s);
+Tensor operator/(const Tensor& a, double s);
+Tensor operator+(double s, const Tensor& a);
+Tensor operator-(double s, const Tensor& a);
+Tensor operator*(double s, const Tensor& a);
+
+// ---- reductions over a set of dims (empty = all dims) ----
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor min(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor prod(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor any(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor all(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Index (I64) of the first max/min along one dim; the flattened index when dim is absent.
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+// Variance with Bessel's correction by default (correction = 1).
+Tensor var(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+Tensor std(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+
+// ---- along one dim ----
+Tensor cumsum(const Tensor& x, int64_t dim);
+Tensor cumprod(const Tensor& x, int64_t dim);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// ---- matmul: a [.., M, K] @ b [.., K, N] -> [.., M, N]; batch dims broadcast ----
+// 1-D operands are not promoted: both must have at least 2 dims.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- shape ----
+Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
+Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim);  // views
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);      // views
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);           // torch.repeat
+// pads: (before, after) pairs starting from the last dim, as in torch.nn.functional.pad.
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0);
+
+// ---- views and copies (same as the Tensor methods) ----
+Tensor reshape(const Tensor& x, const Shape& shape);  // copies only if it must
+Tensor view(const Tensor& x, const Shape& shape);     // never copies; throws NotContiguous
+Tensor transpose(const Tensor& x, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor broadcast_to(const Tensor& x, const Shape& shape);
+Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = std::nullopt);
+Tensor unsqueeze(const Tensor& x, int64_t dim);
+Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
+Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);
+Tensor cast(const Tensor& x, DType dtype);
+Tensor to_device(const Tensor& x, Device device);
+
+// ---- creation ----
+Tensor zeros(const Shape& shape, DType dtype = DType::F32, Device device = Device::cpu());
+Tensor ones(const Shape& shape, DType dtype = DType::F32, Device device = Device::cpu());
+Tensor full(const Shape& shape, double value, DType dtype = DType::F32,
+            Device device = Device::cpu());
+// [start, end) in steps of step; count = ceil((end - start) / step).
+Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::F32,
+              Device device = Device::cpu());
+Tensor linspace(double start, double end, int64_t steps, DType dtype = DType::F32,
+                Device device = Device::cpu());
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DType::F32,
+           Device device = Device::cpu());
+Tensor rand(const Shape& shape, DType dtype, Device device, Generator& gen);   // [0, 1)
+Tensor randn(const Shape& shape, DType dtype, Device device, Generator& gen);  // N(0, 1)
+Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device,
+               Generator& gen);  // [low, high)
+
+}  // namespace numr

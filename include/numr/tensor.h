@@ -1,0 +1,121 @@
+// Tensor: shared storage + (shape, strides, offset, dtype). Views share storage; ops
+// allocate new contiguous outputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "numr/device.h"
+#include "numr/dtype.h"
+#include "numr/error.h"
+#include "numr/shape.h"
+
+namespace numr {
+
+class Backend;
+
+// A block of device memory owned by one backend; freed when the last tensor using it goes.
+class Storage {
+ public:
+  Storage(Backend* backend, size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  Backend& backend() const { return *backend_; }
+  Device device() const;
+  void* handle() const { return handle_; }  // CPU/CUDA: a pointer; WebGPU: a buffer
+  size_t nbytes() const { return nbytes_; }
+
+ private:
+  Backend* backend_;
+  void* handle_ = nullptr;
+  size_t nbytes_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined tensor; most calls on it throw InvalidArgument
+  Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset,
+         DType dtype);
+
+  // New contiguous tensor with unspecified contents.
+  static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu());
+  // Copies host data (row-major); data.size() must equal the shape's element count.
+  template <class T>
+  static Tensor from_vector(const std::vector<T>& data, const Shape& shape,
+                            Device device = Device::cpu()) {
+    return from_host(data.data(), data.size(), dtype_of_v<T>, shape, device);
+  }
+  static Tensor from_host(const void* data, size_t count, DType dtype, const Shape& shape,
+                          Device device);
+
+  // Copies to the host in row-major order; T must be the tensor's dtype exactly.
+  template <class T>
+  std::vector<T> to_vector() const {
+    check_host_type(dtype_of_v<T>, "to_vector");
+    std::vector<T> out(static_cast<size_t>(numel()));
+    copy_to_host(out.data());
+    return out;
+  }
+  // The value of a one-element tensor; T must be the tensor's dtype exactly.
+  template <class T>
+  T item() const {
+    check_host_type(dtype_of_v<T>, "item");
+    if (numel() != 1) fail<InvalidArgument>("item", "tensor has ", numel(), " elements, not 1");
+    T v{};
+    copy_to_host(&v);
+    return v;
+  }
+  // The value of a one-element tensor of any dtype, converted to double.
+  double item_double() const;
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  Device device() const;
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  int64_t dim() const { return int64_t(shape_.size()); }
+  int64_t size(int64_t d) const;
+  int64_t numel() const { return shape_numel(shape_); }
+  bool is_contiguous() const;
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+  // Copies and conversions.
+  Tensor contiguous() const;  // itself when already contiguous
+  Tensor clone() const;       // always a new contiguous copy
+  Tensor cast(DType dtype) const;
+  Tensor to(Device device) const;
+
+  // Views, sharing storage (see ops.h for the free-function forms).
+  Tensor reshape(const Shape& shape) const;
+  Tensor view(const Shape& shape) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor broadcast_to(const Shape& shape) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor flip(const std::vector<int64_t>& dims) const;
+
+  std::string to_string() const;  // shape, dtype, device and (up to 64) values
+
+ private:
+  void check_host_type(DType t, const char* op) const;
+  void copy_to_host(void* dst) const;
+
+  std::shared_ptr<Storage> storage_;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+  DType dtype_ = DType::F32;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace numr

@@ -1,0 +1,76 @@
+// The CPU backend: 64-byte aligned host memory, kernels from the best instruction set
+// this CPU has (NUMR_CPU_ISA=avx512|avx2|sse4 picks a lower one), GEMM through the BLAS.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/matmul.h"
+#include "core/backend.h"
+#include "numr/error.h"
+
+namespace numr {
+namespace cpu {
+
+const KernelTable& kernels() {
+  static const KernelTable* table = [] {
+    __builtin_cpu_init();
+    const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                          __builtin_cpu_supports("bmi2");
+    const bool has_sse4 = __builtin_cpu_supports("sse4.2");
+    std::string want = std::getenv("NUMR_CPU_ISA") ? std::getenv("NUMR_CPU_ISA") : "";
+    if (!want.empty() && want != "avx512" && want != "avx2" && want != "sse4")
+      fail<BackendUnavailable>("cpu", "NUMR_CPU_ISA must be avx512, avx2 or sse4, not '", want,
+                               "'");
+    if ((want.empty() || want == "avx512") && has_avx512) return &avx512::table;
+    if ((want.empty() || want == "avx512" || want == "avx2") && has_avx2) return &avx2::table;
+    if (has_sse4) return &sse4::table;
+    fail<BackendUnavailable>("cpu", "numr's CPU kernels need at least SSE4.2");
+  }();
+  return *table;
+}
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device::cpu(); }
+  std::string name() const override { return std::string("cpu/") + kernels().isa; }
+
+  void* allocate(size_t nbytes) override {
+    const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded);
+    if (!p) fail<OutOfMemory>("allocate", "cannot allocate ", nbytes, " bytes on the CPU");
+    return p;
+  }
+  void deallocate(void* handle) noexcept override { std::free(handle); }
+  void copy_from_host(void* dst, size_t dst_off, const void* src, size_t n) override {
+    std::memcpy(static_cast<char*>(dst) + dst_off, src, n);
+  }
+  void copy_to_host(void* dst, const void* src, size_t src_off, size_t n) override {
+    std::memcpy(dst, static_cast<const char*>(src) + src_off, n);
+  }
+  void synchronize() override {}
+
+  void elementwise(const ElementwiseCall& c) override { kernels().elementwise(c); }
+  void reduce(const ReduceCall& c) override { kernels().reduce(c); }
+  void along_axis(const AxisCall& c) override { kernels().along_axis(c); }
+  void matmul(const MatmulCall& c) override { cpu::matmul(c); }
+  void copy(const CopyCall& c) override { kernels().copy(c); }
+  void fill(const FillCall& c) override { kernels().fill(c); }
+  void sequence(const SequenceCall& c) override { kernels().sequence(c); }
+  void random(const RandomCall& c) override { kernels().random(c); }
+};
+
+}  // namespace
+}  // namespace cpu
+
+Backend& cpu_backend() {
+  static cpu::CpuBackend backend;
+  return backend;
+}
+
+}  // namespace numr

@@ -1,0 +1,114 @@
+// Strided copy with dtype conversion, fill, and the contiguous F32 conversions used
+// around the BLAS.
+
+#include <immintrin.h>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/loop_plan.h"
+#include "core/thread_pool.h"
+
+#include "backends/cpu/kernels/isa.h"  // after every system header
+
+#include "backends/cpu/kernels/convert.h"
+
+namespace numr::cpu::NUMR_ISA {
+namespace {
+
+template <class T>
+void strided_move(const char* src, int64_t ss, char* dst, int64_t ds, int64_t n) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+}
+
+void move_same(const char* src, int64_t ss, char* dst, int64_t ds, int64_t n, size_t es) {
+  if (ss == 1 && ds == 1) {
+    std::memcpy(dst, src, size_t(n) * es);
+    return;
+  }
+  switch (es) {
+    case 1: return strided_move<uint8_t>(src, ss, dst, ds, n);
+    case 2: return strided_move<uint16_t>(src, ss, dst, ds, n);
+    case 4: return strided_move<uint32_t>(src, ss, dst, ds, n);
+    default: return strided_move<uint64_t>(src, ss, dst, ds, n);
+  }
+}
+
+void move_convert(const char* src, DType st, int64_t ss, char* dst, DType dt, int64_t ds,
+                  int64_t n) {
+  if (ss == 1 && ds == 1 && st == DType::F32 && (dt == DType::F16 || dt == DType::BF16))
+    return scatter_row<float>(reinterpret_cast<const float*>(src), n, dst, dt);
+  if (ss == 1 && ds == 1 && dt == DType::F32 && (st == DType::F16 || st == DType::BF16))
+    return gather_row<float>(src, st, 1, n, reinterpret_cast<float*>(dst));
+  visit_storage(st, [&](auto s_tag) {
+    using S = decltype(s_tag);
+    visit_storage(dt, [&](auto d_tag) {
+      using D = decltype(d_tag);
+      const S* s = reinterpret_cast<const S*>(src);
+      D* d = reinterpret_cast<D*>(dst);
+      for (int64_t i = 0; i < n; ++i) d[i * ds] = convert<D>(s[i * ss]);
+    });
+  });
+}
+
+}  // namespace
+
+void copy(const CopyCall& call) {
+  const LoopPlan plan =
+      make_loop_plan("copy", call.dst.shape, {&call.dst.strides, &call.src.strides});
+  const size_t ses = dtype_size(call.src.dtype), des = dtype_size(call.dst.dtype);
+  const char* sb = static_cast<const char*>(call.src.base) + call.src.offset * int64_t(ses);
+  char* db = static_cast<char*>(call.dst.base) + call.dst.offset * int64_t(des);
+  const bool same = call.src.dtype == call.dst.dtype;
+  const int last = plan.ndim - 1;
+  ThreadPool::instance().parallel_for(plan.numel, 65536, [&](int64_t b, int64_t e) {
+    for_each_row(plan, b, e, [&](const int64_t* offs, int64_t len) {
+      const int64_t ds = plan.strides[0][last], ss = plan.strides[1][last];
+      const char* s = sb + offs[1] * int64_t(ses);
+      char* d = db + offs[0] * int64_t(des);
+      if (same)
+        move_same(s, ss, d, ds, len, ses);
+      else
+        move_convert(s, call.src.dtype, ss, d, call.dst.dtype, ds, len);
+    });
+  });
+}
+
+void fill(const FillCall& call) {
+  const LoopPlan plan = make_loop_plan("fill", call.dst.shape, {&call.dst.strides});
+  const size_t es = dtype_size(call.dst.dtype);
+  char* db = static_cast<char*>(call.dst.base) + call.dst.offset * int64_t(es);
+  alignas(8) unsigned char value[8];
+  visit_storage(call.dst.dtype, [&](auto tag) {
+    using D = decltype(tag);
+    const D v = convert<D>(call.value);
+    std::memcpy(value, &v, sizeof(D));
+  });
+  const int last = plan.ndim - 1;
+  ThreadPool::instance().parallel_for(plan.numel, 65536, [&](int64_t b, int64_t e) {
+    for_each_row(plan, b, e, [&](const int64_t* offs, int64_t len) {
+      char* d = db + offs[0] * int64_t(es);
+      move_same(reinterpret_cast<const char*>(value), 0, d, plan.strides[0][last], len, es);
+    });
+  });
+}
+
+void to_f32(const void* src, DType src_dtype, float* dst, int64_t n) {
+  ThreadPool::instance().parallel_for(n, 65536, [&](int64_t b, int64_t e) {
+    gather_row<float>(static_cast<const char*>(src) + b * int64_t(dtype_size(src_dtype)),
+                      src_dtype, 1, e - b, dst + b);
+  });
+}
+
+void from_f32(const float* src, void* dst, DType dst_dtype, int64_t n) {
+  ThreadPool::instance().parallel_for(n, 65536, [&](int64_t b, int64_t e) {
+    scatter_row<float>(src + b, e - b,
+                       static_cast<char*>(dst) + b * int64_t(dtype_size(dst_dtype)), dst_dtype);
+  });
+}
+
+}  // namespace numr::cpu::NUMR_ISA
+
+#pragma GCC pop_options

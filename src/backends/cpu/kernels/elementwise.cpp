@@ -1,0 +1,234 @@
+// Elementwise kernels: strided/broadcast operands of any storage dtype are brought into
+// contiguous chunks of the compute type (F16/BF16 -> float), the formula from
+// src/math/elementwise.h runs on SIMD vectors, and the chunk is stored in the output
+// dtype. Integer dtypes run scalar loops with wrapping arithmetic.
+
+#include <immintrin.h>
+#include <sleef.h>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/loop_plan.h"
+#include "core/thread_pool.h"
+
+#include "backends/cpu/kernels/isa.h"  // after every system header
+
+#include "backends/cpu/kernels/convert.h"
+#include "backends/cpu/kernels/vec.h"
+#include "math/elementwise.h"
+
+namespace numr::cpu::NUMR_ISA {
+namespace {
+
+using namespace ::numr::math;
+
+constexpr int64_t kChunk = 1024;  // elements per chunk; chunk buffers stay in L1
+
+struct Args {
+  OpId op;
+  double s0, s1;
+  bool has_lo, has_hi;
+};
+
+// ---- floating point: the formulas on SIMD vectors ----
+
+template <class V, class F>
+inline void map_n(int64_t n, typename V::scalar* out, const typename V::scalar* const* in,
+                  int n_in, F&& f) {
+  using S = typename V::scalar;
+  constexpr int W = V::width;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    V a = V::load(in[0] + i);
+    V b = n_in > 1 ? V::load(in[1] + i) : a;
+    V c = n_in > 2 ? V::load(in[2] + i) : a;
+    f(a, b, c).store(out + i);
+  }
+  if (i < n) {  // tail through zero-padded lanes
+    S buf[3][W] = {};
+    S res[W];
+    const int64_t r = n - i;
+    for (int k = 0; k < n_in; ++k) std::memcpy(buf[k], in[k] + i, size_t(r) * sizeof(S));
+    V a = V::load(buf[0]);
+    V b = V::load(buf[n_in > 1 ? 1 : 0]);
+    V c = V::load(buf[n_in > 2 ? 2 : 0]);
+    f(a, b, c).store(res);
+    std::memcpy(out + i, res, size_t(r) * sizeof(S));
+  }
+}
+
+template <class V>
+void float_body(const Args& a, int64_t n, typename V::scalar* out,
+                const typename V::scalar* const* in, int n_in) {
+  const V s0(a.s0), s1(a.s1);
+  const bool lo = a.has_lo, hi = a.has_hi;
+  switch (a.op) {
+#define NUMR_CASE1(name) \
+  case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return name(x); });
+#define NUMR_UNARY(name, d, g) NUMR_CASE1(name)
+#define NUMR_UNARY_PRED(name, d, g) NUMR_CASE1(name)
+#define NUMR_BINARY(name, d, g) \
+  case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V y, V) { return name(x, y); });
+#define NUMR_COMPARE(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_LOGICAL(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_TERNARY(name, d, g) \
+  case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V y, V z) { return name(x, y, z); });
+#define NUMR_SCALAR(name, d, g) \
+  case OpId::name: return map_n<V>(n, out, in, n_in, [&](V x, V, V) { return name(x, s0); });
+#include "numr/op_table.def"
+#undef NUMR_CASE1
+    case OpId::relu: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return relu(x); });
+    case OpId::sigmoid: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return sigmoid(x); });
+    case OpId::silu: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return silu(x); });
+    case OpId::gelu: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return gelu(x); });
+    case OpId::softplus: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return softplus(x); });
+    case OpId::leaky_relu:
+      return map_n<V>(n, out, in, n_in, [&](V x, V, V) { return leaky_relu(x, s0); });
+    case OpId::elu: return map_n<V>(n, out, in, n_in, [&](V x, V, V) { return elu(x, s0); });
+    case OpId::where_cond:
+      return map_n<V>(n, out, in, n_in, [](V c, V x, V y) { return where_cond(c, x, y); });
+    case OpId::clamp:
+      return map_n<V>(n, out, in, n_in,
+                      [&](V x, V, V) { return clamp(x, s0, s1, lo, hi); });
+    default: return;
+  }
+}
+
+// ---- integers: scalar loops, wrapping like two's complement hardware ----
+
+template <class C>
+C wrap(std::make_unsigned_t<C> u) { return C(u); }
+template <class C> C iadd(C a, C b) { using U = std::make_unsigned_t<C>; return wrap<C>(U(U(a) + U(b))); }
+template <class C> C isub(C a, C b) { using U = std::make_unsigned_t<C>; return wrap<C>(U(U(a) - U(b))); }
+template <class C> C imul(C a, C b) { using U = std::make_unsigned_t<C>; return wrap<C>(U(U(a) * U(b))); }
+
+template <class C>
+void int_body(const Args& a, int64_t n, C* out, const C* const* in) {
+  const C s0 = C(a.s0), s1 = C(a.s1);
+  const C* x = in[0];
+  const C* y = in[1];
+  const C* z = in[2];
+#define NUMR_LOOP(expr) \
+  for (int64_t i = 0; i < n; ++i) out[i] = C(expr); \
+  return;
+  switch (a.op) {
+    case OpId::neg: NUMR_LOOP(isub<C>(C(0), x[i]))
+    case OpId::abs: NUMR_LOOP(x[i] < 0 ? isub<C>(C(0), x[i]) : x[i])
+    case OpId::sign: NUMR_LOOP((x[i] > 0) - (x[i] < 0))
+    case OpId::square: NUMR_LOOP(imul<C>(x[i], x[i]))
+    case OpId::logical_not: NUMR_LOOP(x[i] == 0)
+    case OpId::add: NUMR_LOOP(iadd<C>(x[i], y[i]))
+    case OpId::sub: NUMR_LOOP(isub<C>(x[i], y[i]))
+    case OpId::mul: NUMR_LOOP(imul<C>(x[i], y[i]))
+    case OpId::maximum: NUMR_LOOP(x[i] > y[i] ? x[i] : y[i])
+    case OpId::minimum: NUMR_LOOP(x[i] < y[i] ? x[i] : y[i])
+    case OpId::fused_mul_add: NUMR_LOOP(iadd<C>(imul<C>(x[i], y[i]), z[i]))
+    case OpId::fused_add_mul: NUMR_LOOP(imul<C>(iadd<C>(x[i], y[i]), z[i]))
+    case OpId::add_scalar: NUMR_LOOP(iadd<C>(x[i], s0))
+    case OpId::sub_scalar: NUMR_LOOP(isub<C>(x[i], s0))
+    case OpId::mul_scalar: NUMR_LOOP(imul<C>(x[i], s0))
+    case OpId::rsub_scalar: NUMR_LOOP(isub<C>(s0, x[i]))
+    case OpId::eq: NUMR_LOOP(x[i] == y[i])
+    case OpId::ne: NUMR_LOOP(x[i] != y[i])
+    case OpId::lt: NUMR_LOOP(x[i] < y[i])
+    case OpId::le: NUMR_LOOP(x[i] <= y[i])
+    case OpId::gt: NUMR_LOOP(x[i] > y[i])
+    case OpId::ge: NUMR_LOOP(x[i] >= y[i])
+    case OpId::logical_and: NUMR_LOOP(x[i] != 0 && y[i] != 0)
+    case OpId::logical_or: NUMR_LOOP(x[i] != 0 || y[i] != 0)
+    case OpId::logical_xor: NUMR_LOOP((x[i] != 0) != (y[i] != 0))
+    case OpId::where_cond: NUMR_LOOP(x[i] != 0 ? y[i] : z[i])
+    case OpId::clamp:
+      NUMR_LOOP(a.has_lo && x[i] < s0 ? s0 : (a.has_hi && x[i] > s1 ? s1 : x[i]))
+    default: return;
+  }
+#undef NUMR_LOOP
+}
+
+// ---- the driver ----
+
+template <class C>
+void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in) {
+  if constexpr (std::is_same_v<C, float>) {
+    float_body<VF>(a, n, out, in, n_in);
+  } else if constexpr (std::is_same_v<C, double>) {
+    float_body<VD>(a, n, out, in, n_in);
+  } else {
+    int_body<C>(a, n, out, in);
+  }
+}
+
+template <class C>
+void run(const ElementwiseCall& call, const LoopPlan& plan) {
+  const Args args{call.op, call.scalars[0], call.scalars[1], call.has_lo, call.has_hi};
+  const int n_in = call.n_in;
+  const DType out_dt = call.out.dtype;
+  const bool out_direct = compute_dtype(out_dt) == out_dt && dtype_of_v<C> == out_dt;
+  char* out_base = static_cast<char*>(call.out.base) + call.out.offset * int64_t(dtype_size(out_dt));
+  const char* in_base[3] = {};
+  for (int k = 0; k < n_in; ++k)
+    in_base[k] = static_cast<const char*>(call.in[size_t(k)].base) +
+                 call.in[size_t(k)].offset * int64_t(dtype_size(call.in[size_t(k)].dtype));
+  const int64_t grain = 16384;
+  ThreadPool::instance().parallel_for(plan.numel, grain, [&](int64_t begin, int64_t end) {
+    alignas(64) C buf_in[3][kChunk];
+    alignas(64) C buf_out[kChunk];
+    for_each_row(plan, begin, end, [&](const int64_t* offs, int64_t len) {
+      const int64_t last = plan.ndim - 1;
+      for (int64_t j = 0; j < len; j += kChunk) {
+        const int64_t m = len - j < kChunk ? len - j : kChunk;
+        const C* ins[3] = {nullptr, nullptr, nullptr};
+        for (int k = 0; k < n_in; ++k) {
+          const DType dt = call.in[size_t(k)].dtype;
+          const int64_t st = plan.strides[k + 1][last];
+          const char* p = in_base[k] + (offs[k + 1] + j * st) * int64_t(dtype_size(dt));
+          if (st == 1 && dt == dtype_of_v<C>) {
+            ins[k] = reinterpret_cast<const C*>(p);
+          } else {
+            gather_row<C>(p, dt, st, m, buf_in[k]);
+            ins[k] = buf_in[k];
+          }
+        }
+        char* po = out_base + (offs[0] + j) * int64_t(dtype_size(out_dt));
+        if (out_direct) {
+          run_body<C>(args, m, reinterpret_cast<C*>(po), ins, n_in);
+        } else {
+          run_body<C>(args, m, buf_out, ins, n_in);
+          scatter_row<C>(buf_out, m, po, out_dt);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void elementwise(const ElementwiseCall& call) {
+  const DType src = call.op == OpId::where_cond ? call.in[1].dtype : call.in[0].dtype;
+  const char* name = op_name(call.op).data();
+  LoopPlan plan;
+  if (call.n_in == 1)
+    plan = make_loop_plan(name, call.out.shape, {&call.out.strides, &call.in[0].strides});
+  else if (call.n_in == 2)
+    plan = make_loop_plan(name, call.out.shape,
+                          {&call.out.strides, &call.in[0].strides, &call.in[1].strides});
+  else
+    plan = make_loop_plan(name, call.out.shape,
+                          {&call.out.strides, &call.in[0].strides, &call.in[1].strides,
+                           &call.in[2].strides});
+  switch (compute_dtype(src)) {
+    case DType::F64: return run<double>(call, plan);
+    case DType::F32: return run<float>(call, plan);
+    case DType::I64: return run<int64_t>(call, plan);
+    case DType::I32: return run<int32_t>(call, plan);
+    case DType::U8: return run<uint8_t>(call, plan);
+    default: return;
+  }
+}
+
+}  // namespace numr::cpu::NUMR_ISA
+
+#pragma GCC pop_options

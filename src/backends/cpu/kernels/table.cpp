@@ -1,0 +1,16 @@
+// This ISA's kernel table.
+#include "backends/cpu/kernels/kernels.h"
+
+#include "backends/cpu/kernels/isa.h"  // after every system header
+
+
+namespace numr::cpu::NUMR_ISA {
+
+#define NUMR_STR2(x) #x
+#define NUMR_STR(x) NUMR_STR2(x)
+const KernelTable table = {NUMR_STR(NUMR_ISA), elementwise, reduce, along_axis, copy, fill,
+                           sequence, random, to_f32, from_f32};
+
+}  // namespace numr::cpu::NUMR_ISA
+
+#pragma GCC pop_options

@@ -1,0 +1,135 @@
+// The interface every backend implements. Front ends in src/ops validate arguments and
+// allocate outputs, then call one method per op family with a typed call struct; the
+// backend only computes. Backends are registered per DeviceType at run time.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "numr/device.h"
+#include "numr/dtype.h"
+#include "numr/op_info.h"
+#include "numr/shape.h"
+
+namespace numr {
+
+class Tensor;
+
+// A strided view of backend memory: element (i0, i1, ...) lives at
+// base + (offset + Σ i_k * strides[k]) * dtype_size.
+struct TensorRef {
+  void* base = nullptr;  // Storage::handle()
+  int64_t offset = 0;    // in elements
+  DType dtype = DType::F32;
+  Shape shape;
+  Strides strides;
+
+  int64_t numel() const { return shape_numel(shape); }
+  int64_t ndim() const { return int64_t(shape.size()); }
+};
+TensorRef ref_of(const Tensor& t);
+
+// out = op(in...), elementwise. Every input's shape equals out's; broadcast inputs carry
+// stride 0. out is contiguous and never overlaps an input.
+// Scalars: scalar ops use scalars[0]; leaky_relu/elu their slope/alpha in scalars[0];
+// clamp uses scalars[0] (lo) and scalars[1] (hi), with has_lo/has_hi.
+struct ElementwiseCall {
+  OpId op;
+  TensorRef out;
+  std::array<TensorRef, 3> in;
+  int n_in = 0;
+  std::array<double, 2> scalars{0.0, 0.0};
+  bool has_lo = true, has_hi = true;
+};
+
+// Reduces `in` over its last `in.ndim() - n_keep` dims into the contiguous `out`, whose
+// element count is the product of the first n_keep dims of `in` (front ends permute the
+// reduced dims to the end). op is a Reduce-family op. For var/std `correction` applies.
+// argmax/argmin write I64 indexes into the reduced block (row-major over reduced dims).
+struct ReduceCall {
+  OpId op;
+  TensorRef in;
+  int n_keep = 0;
+  TensorRef out;
+  int64_t correction = 1;
+};
+
+// Scan-family (cumsum, cumprod) and Softmax-family ops along one axis. in and out are
+// contiguous, with the logical shape [outer, n, inner] and the op running along n.
+struct AxisCall {
+  OpId op;
+  TensorRef in;
+  TensorRef out;
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+// out[b] = a[b] @ b_[b] for each batch index b. a: [batch.., M, K], b: [batch.., K, N]
+// (batch dims already broadcast, stride 0 where broadcast), out: contiguous
+// [batch.., M, N]. Any strides on a and b.
+struct MatmulCall {
+  TensorRef a, b, out;
+};
+
+// dst = src converted to dst's dtype; equal shapes, any strides on both (dst may be a view
+// into a larger tensor; dst never overlaps src).
+struct CopyCall {
+  TensorRef src, dst;
+};
+
+// Every element of dst (any strides) = value converted to dst's dtype.
+struct FillCall {
+  TensorRef dst;
+  double value = 0.0;
+};
+
+// Contiguous out[i] = start + i * step (computed in double, then converted).
+// linspace: out[i] = start + i * step for i < n/2, end - (n-1-i) * step after (symmetric).
+struct SequenceCall {
+  TensorRef out;
+  double start = 0.0, step = 1.0, end = 0.0;
+  bool symmetric = false;
+};
+
+enum class RandomKind : uint8_t { Uniform, Normal, Integer };
+// Contiguous out[i] from philox4x32(counter = offset + i, seed), see random.h.
+// Integer: low + (bits % (high - low)) over 64 random bits.
+struct RandomCall {
+  TensorRef out;
+  RandomKind kind = RandomKind::Uniform;
+  uint64_t seed = 0, offset = 0;
+  int64_t low = 0, high = 1;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+
+  // Memory. allocate throws OutOfMemory; deallocate(nullptr) is a no-op.
+  virtual void* allocate(size_t nbytes) = 0;
+  virtual void deallocate(void* handle) noexcept = 0;
+  virtual void copy_from_host(void* dst_handle, size_t dst_offset_bytes, const void* src,
+                              size_t nbytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src_handle, size_t src_offset_bytes,
+                            size_t nbytes) = 0;
+  virtual void synchronize() = 0;
+
+  // Op families.
+  virtual void elementwise(const ElementwiseCall& call) = 0;
+  virtual void reduce(const ReduceCall& call) = 0;
+  virtual void along_axis(const AxisCall& call) = 0;
+  virtual void matmul(const MatmulCall& call) = 0;
+  virtual void copy(const CopyCall& call) = 0;
+  virtual void fill(const FillCall& call) = 0;
+  virtual void sequence(const SequenceCall& call) = 0;
+  virtual void random(const RandomCall& call) = 0;
+};
+
+// The backend for a device; throws BackendUnavailable with the reason when its driver or
+// the device is missing.
+Backend& backend_for(Device device);
+
+}  // namespace numr

@@ -1,0 +1,37 @@
+#include "numr/op_info.h"
+
+#include <array>
+
+namespace numr {
+namespace {
+
+constexpr uint8_t bit(DType t) { return uint8_t(1u << unsigned(t)); }
+constexpr uint8_t kFLOAT = bit(DType::F64) | bit(DType::F32) | bit(DType::F16) | bit(DType::BF16);
+constexpr uint8_t kSIGNED = kFLOAT | bit(DType::I64) | bit(DType::I32);
+constexpr uint8_t kNUMERIC = kSIGNED | bit(DType::U8);
+constexpr uint8_t kANY = kNUMERIC | bit(DType::Bool);
+constexpr bool kDIFF = true;
+constexpr bool kNONDIFF = false;
+
+constexpr OpInfo kOps[] = {
+#define NUMR_OP(name, family, dtypes, grad) \
+  {OpId::name, #name, OpFamily::family, k##dtypes, k##grad},
+#include "numr/op_table.def"
+};
+
+}  // namespace
+
+std::span<const OpInfo> all_ops() { return kOps; }
+const OpInfo& op_info(OpId id) { return kOps[size_t(id)]; }
+std::string_view op_name(OpId id) { return kOps[size_t(id)].name; }
+bool op_accepts(OpId id, DType t) { return (op_info(id).dtype_mask & bit(t)) != 0; }
+
+std::string_view family_name(OpFamily f) {
+  static constexpr std::array<std::string_view, 18> kNames = {
+      "Unary",  "UnaryPred", "Activation", "Binary",  "Ternary", "Scalar",
+      "Compare", "Logical",  "Select",     "Clamp",   "Reduce",  "Scan",
+      "Softmax", "Matmul",   "Shape",      "View",    "Copy",    "Factory"};
+  return kNames[size_t(f)];
+}
+
+}  // namespace numr

@@ -1,0 +1,54 @@
+#include "numr/shape.h"
+
+#include <sstream>
+
+#include "numr/error.h"
+
+namespace numr {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides st(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  return st;
+}
+
+Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail<BroadcastError>(op, "shapes ", shape_str(a), " and ", shape_str(b),
+                           " cannot be broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim) {
+  const int64_t lo = -std::max<int64_t>(ndim, 1), hi = std::max<int64_t>(ndim, 1) - 1;
+  if (dim < lo || dim > hi || ndim == 0)
+    fail<InvalidDimension>(op, "dim ", dim, " out of range for a tensor of ", ndim, " dims");
+  return dim < 0 ? dim + ndim : dim;
+}
+
+std::string shape_str(const Shape& shape) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << ']';
+  return os.str();
+}
+
+}  // namespace numr

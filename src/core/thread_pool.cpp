@@ -1,0 +1,130 @@
+#include "core/thread_pool.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace numr {
+namespace {
+thread_local bool tl_in_pool = false;
+
+int default_threads() {
+  if (const char* env = std::getenv("NUMR_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+}  // namespace
+
+ThreadPool& ThreadPool::instance() {
+  static ThreadPool pool(default_threads());
+  return pool;
+}
+
+ThreadPool::ThreadPool(int n_threads) { start(n_threads); }
+ThreadPool::~ThreadPool() { stop(); }
+
+void ThreadPool::start(int n_threads) {
+  n_threads_ = n_threads;
+  stopping_ = false;
+  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+}
+
+void ThreadPool::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+}
+
+void ThreadPool::resize(int n_threads) {
+  std::function<void(int)> hook;
+  {
+    std::lock_guard<std::mutex> call(call_mu_);
+    if (n_threads != n_threads_) {
+      stop();
+      start(n_threads);
+    }
+    hook = resize_hook_;
+  }
+  if (hook) hook(n_threads);
+}
+
+void ThreadPool::set_resize_hook(std::function<void(int)> hook) {
+  std::lock_guard<std::mutex> call(call_mu_);
+  resize_hook_ = std::move(hook);
+  if (resize_hook_) resize_hook_(n_threads_);
+}
+
+void ThreadPool::run_chunks() {
+  for (;;) {
+    int64_t c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (next_chunk_ >= n_chunks_) return;
+      c = next_chunk_++;
+    }
+    const int64_t b = c * chunk_, e = std::min(n_, b + chunk_);
+    try {
+      fn_(ctx_, b, e);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (++chunks_done_ == n_chunks_) done_.notify_all();
+  }
+}
+
+void ThreadPool::worker_loop(int /*id*/) {
+  tl_in_pool = true;
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+    }
+    run_chunks();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  if (tl_in_pool || n_threads_ == 1 || n <= grain) {
+    fn(ctx, 0, n);
+    return;
+  }
+  std::lock_guard<std::mutex> call(call_mu_);
+  const int64_t max_chunks = std::min<int64_t>(n_threads_, (n + grain - 1) / grain);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = fn;
+    ctx_ = ctx;
+    n_ = n;
+    chunk_ = (n + max_chunks - 1) / max_chunks;
+    n_chunks_ = (n + chunk_ - 1) / chunk_;
+    next_chunk_ = 0;
+    chunks_done_ = 0;
+    error_ = nullptr;
+    ++generation_;
+  }
+  wake_.notify_all();
+  tl_in_pool = true;
+  run_chunks();
+  tl_in_pool = false;
+  std::exception_ptr err;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return chunks_done_ == n_chunks_; });
+    err = error_;
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace numr

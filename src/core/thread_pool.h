@@ -1,0 +1,64 @@
+// A fixed pool of worker threads for the CPU backend. parallel_for splits [0, n) into
+// contiguous ranges of at least `grain` items; the calling thread takes part. Calls made
+// from inside a worker run serially.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace numr {
+
+class ThreadPool {
+ public:
+  using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
+
+  static ThreadPool& instance();
+  ~ThreadPool();
+
+  int size() const { return n_threads_; }
+  void resize(int n_threads);
+  // Called with the new size after every resize (the BLAS follows the pool).
+  void set_resize_hook(std::function<void(int)> hook);
+
+  void parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx);
+
+  template <class F>
+  void parallel_for(int64_t n, int64_t grain, F&& f) {
+    parallel_for(
+        n, grain, [](void* c, int64_t b, int64_t e) { (*static_cast<F*>(c))(b, e); },
+        const_cast<void*>(static_cast<const void*>(&f)));
+  }
+
+ private:
+  explicit ThreadPool(int n_threads);
+  void start(int n_threads);
+  void stop();
+  void worker_loop(int id);
+  void run_chunks();
+
+  int n_threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  bool stopping_ = false;
+  uint64_t generation_ = 0;
+  // The job in flight.
+  RangeFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  int64_t n_ = 0, chunk_ = 0, n_chunks_ = 0;
+  int64_t next_chunk_ = 0, chunks_done_ = 0;
+  std::exception_ptr error_;
+  std::mutex call_mu_;  // one parallel_for at a time from outside the pool
+  std::function<void(int)> resize_hook_;
+};
+
+inline void parallel_for(int64_t n, int64_t grain, auto&& f) {
+  ThreadPool::instance().parallel_for(n, grain, f);
+}
+
+}  // namespace numr

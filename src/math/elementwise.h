@@ -1,0 +1,80 @@
+// Every elementwise formula of numr, written once over a number-like type T. T is double
+// for the reference, a SIMD vector on the CPU, and (later) a PTX or WGSL expression type.
+// T provides + - * /, comparisons giving a mask, select(mask, a, b), T(constant), and the
+// primitive functions of scalar_double.h, found by argument-dependent lookup.
+// Guards for special values live here too, so every backend gets them.
+#pragma once
+
+#include "math/scalar_double.h"
+
+namespace numr::math {
+
+// ---- unary ----
+template <class T> T neg(T x) { return -x; }
+template <class T> T abs(T x) { return fabs(x); }
+// 1, -1, or x itself for ±0 and NaN.
+template <class T> T sign(T x) { return select(x > T(0), T(1), select(x < T(0), T(-1), x)); }
+template <class T> T square(T x) { return x * x; }
+template <class T> T recip(T x) { return T(1) / x; }
+template <class T> T rsqrt(T x) { return T(1) / sqrt(x); }
+// Round half to even, as IEEE 754, NumPy and PyTorch do.
+template <class T> T round(T x) { return rint(x); }
+template <class T> T isnan(T x) { return select(x != x, T(1), T(0)); }
+template <class T> T isinf(T x) { return select(fabs(x) == T(__builtin_inf()), T(1), T(0)); }
+template <class T> T logical_not(T x) { return select(x == T(0), T(1), T(0)); }
+
+// ---- activations ----
+// x < 0 ? 0 : x, so NaN stays NaN.
+template <class T> T relu(T x) { return select(x < T(0), T(0), x); }
+template <class T> T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
+template <class T> T silu(T x) { return x / (T(1) + exp(-x)); }
+// tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+template <class T> T gelu(T x) {
+  const T k0(0.7978845608028654), k1(0.044715);
+  return T(0.5) * x * (T(1) + tanh(k0 * (x + k1 * x * x * x)));
+}
+// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), without overflow.
+template <class T> T softplus(T x) {
+  return select(x > T(0), x, T(0)) + log1p(exp(-fabs(x)));
+}
+template <class T> T leaky_relu(T x, T slope) { return select(x < T(0), slope * x, x); }
+template <class T> T elu(T x, T alpha) { return select(x < T(0), alpha * expm1(x), x); }
+
+// ---- binary ----
+template <class T> T add(T a, T b) { return a + b; }
+template <class T> T sub(T a, T b) { return a - b; }
+template <class T> T mul(T a, T b) { return a * b; }
+template <class T> T div(T a, T b) { return a / b; }
+// NaN in either input gives NaN.
+template <class T> T maximum(T a, T b) { return select((a > b) | (a != a), a, b); }
+template <class T> T minimum(T a, T b) { return select((a < b) | (a != a), a, b); }
+template <class T> T fused_mul_add(T a, T b, T c) { return a * b + c; }
+template <class T> T fused_add_mul(T a, T b, T c) { return (a + b) * c; }
+
+// ---- compare and logical: 1 for true, 0 for false ----
+template <class T> T eq(T a, T b) { return select(a == b, T(1), T(0)); }
+template <class T> T ne(T a, T b) { return select(a != b, T(1), T(0)); }
+template <class T> T lt(T a, T b) { return select(a < b, T(1), T(0)); }
+template <class T> T le(T a, T b) { return select(a <= b, T(1), T(0)); }
+template <class T> T gt(T a, T b) { return select(a > b, T(1), T(0)); }
+template <class T> T ge(T a, T b) { return select(a >= b, T(1), T(0)); }
+template <class T> T logical_and(T a, T b) { return select((a != T(0)) & (b != T(0)), T(1), T(0)); }
+template <class T> T logical_or(T a, T b) { return select((a != T(0)) | (b != T(0)), T(1), T(0)); }
+template <class T> T logical_xor(T a, T b) { return select((a != T(0)) ^ (b != T(0)), T(1), T(0)); }
+template <class T> T where_cond(T c, T x, T y) { return select(c != T(0), x, y); }
+// Bounds are applied only when present; NaN stays NaN.
+template <class T> T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
+  if (has_lo) x = select(x < lo, lo, x);
+  if (has_hi) x = select(x > hi, hi, x);
+  return x;
+}
+
+// ---- tensor and scalar ----
+template <class T> T add_scalar(T x, T s) { return x + s; }
+template <class T> T sub_scalar(T x, T s) { return x - s; }
+template <class T> T mul_scalar(T x, T s) { return x * s; }
+template <class T> T div_scalar(T x, T s) { return x / s; }
+template <class T> T pow_scalar(T x, T s) { return pow(x, s); }
+template <class T> T rsub_scalar(T x, T s) { return s - x; }
+
+}  // namespace numr::math

@@ -1,0 +1,84 @@
+#include "ops/common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace numr::ops {
+
+void check_defined(std::string_view op, const Tensor& t) {
+  if (!t.defined()) fail<InvalidArgument>(op, "undefined tensor");
+}
+
+void check_dtype(OpId op, DType t) {
+  if (!op_accepts(op, t)) {
+    const uint8_t mask = op_info(op).dtype_mask;
+    std::string ok;
+    for (DType d : kAllDTypes)
+      if (mask & (1u << unsigned(d))) {
+        if (!ok.empty()) ok += ' ';
+        ok += dtype_name(d);
+      }
+    fail<UnsupportedDType>(op_name(op), "unsupported dtype ", t, " (accepts ", ok, ")");
+  }
+}
+
+void check_same(std::string_view op, std::initializer_list<const Tensor*> ts) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : ts) {
+    check_defined(op, *t);
+    if (!first) {
+      first = t;
+      continue;
+    }
+    if (t->device() != first->device())
+      fail<DeviceMismatch>(op, "tensors on ", first->device(), " and ", t->device());
+    if (t->dtype() != first->dtype())
+      fail<DTypeMismatch>(op, "dtypes ", first->dtype(), " and ", t->dtype(),
+                          " differ (numr never promotes; use cast)");
+  }
+}
+
+TensorRef broadcast_ref(const Tensor& t, const Shape& shape) {
+  TensorRef r = ref_of(t);
+  const size_t n = shape.size(), k = t.shape().size();
+  r.shape = shape;
+  r.strides.assign(n, 0);
+  for (size_t i = 0; i < k; ++i) {
+    const size_t o = n - k + i;
+    r.strides[o] = t.shape()[i] == 1 && shape[o] != 1 ? 0 : t.strides()[i];
+  }
+  return r;
+}
+
+std::vector<int64_t> reduce_dims(std::string_view op, const std::vector<int64_t>& dims,
+                                 int64_t ndim) {
+  std::vector<int64_t> out;
+  if (dims.empty()) {
+    for (int64_t i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(op, d, ndim);
+    if (std::find(out.begin(), out.end(), w) != out.end())
+      fail<InvalidDimension>(op, "dim ", d, " appears more than once");
+    out.push_back(w);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_scalar_fits(std::string_view op, double s, DType t) {
+  if (is_floating(t)) return;
+  double lo = 0, hi = 1;
+  switch (t) {
+    case DType::I64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    case DType::I32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case DType::U8: lo = 0; hi = 255; break;
+    default: break;
+  }
+  if (!(s == std::trunc(s)) || s < lo || s > hi)
+    fail<InvalidArgument>(op, "scalar ", s, " is not representable in ", t);
+}
+
+}  // namespace numr::ops

@@ -1,0 +1,28 @@
+// Shared argument checks and helpers for the op front ends.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "core/backend.h"
+#include "numr/error.h"
+#include "numr/op_info.h"
+#include "numr/tensor.h"
+
+namespace numr::ops {
+
+// Throws InvalidArgument when t is undefined.
+void check_defined(std::string_view op, const Tensor& t);
+// Throws UnsupportedDType unless the op table lists t for op.
+void check_dtype(OpId op, DType t);
+// All defined, one device (DeviceMismatch) and one dtype (DTypeMismatch).
+void check_same(std::string_view op, std::initializer_list<const Tensor*> ts);
+// The view of t broadcast to `shape` (stride 0 on broadcast dims).
+TensorRef broadcast_ref(const Tensor& t, const Shape& shape);
+// Normalises and de-duplicates reduction dims; empty means all.
+std::vector<int64_t> reduce_dims(std::string_view op, const std::vector<int64_t>& dims,
+                                 int64_t ndim);
+// Checks an integer-valued scalar for an integer dtype (no silent truncation).
+void check_scalar_fits(std::string_view op, double s, DType t);
+
+}  // namespace numr::ops

@@ -1,0 +1,50 @@
+// Copies: contiguous, clone, cast, to_device.
+#include "numr/ops.h"
+#include "ops/common.h"
+
+namespace numr {
+namespace {
+
+// A new contiguous tensor on `dev` with x's values converted to `dtype`.
+Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device dev) {
+  ops::check_defined(op, x);
+  Tensor out = Tensor::empty(x.shape(), dtype, dev);
+  if (out.numel() == 0) return out;
+  if (dev == x.device()) {
+    backend_for(dev).copy(CopyCall{ref_of(x), ref_of(out)});
+    return out;
+  }
+  // Across devices: make it contiguous on the source, move bytes through the host, then
+  // convert on the destination.
+  const Tensor src = contiguous(x);
+  std::vector<unsigned char> host(size_t(src.numel()) * dtype_size(src.dtype()));
+  Backend& from = backend_for(src.device());
+  from.copy_to_host(host.data(), src.storage()->handle(),
+                    size_t(src.offset()) * dtype_size(src.dtype()), host.size());
+  const Tensor moved = Tensor::from_host(host.data(), size_t(src.numel()), src.dtype(),
+                                         src.shape(), dev);
+  return moved.dtype() == dtype ? moved : cast(moved, dtype);
+}
+
+}  // namespace
+
+Tensor contiguous(const Tensor& x) {
+  ops::check_defined("contiguous", x);
+  return x.is_contiguous() ? x : copy_into_new("contiguous", x, x.dtype(), x.device());
+}
+
+Tensor clone(const Tensor& x) { return copy_into_new("clone", x, x.dtype(), x.device()); }
+
+Tensor cast(const Tensor& x, DType dtype) {
+  ops::check_defined("cast", x);
+  if (x.dtype() == dtype) return x;
+  return copy_into_new("cast", x, dtype, x.device());
+}
+
+Tensor to_device(const Tensor& x, Device device) {
+  ops::check_defined("to_device", x);
+  if (x.device() == device) return x;
+  return copy_into_new("to_device", x, x.dtype(), device);
+}
+
+}  // namespace numr

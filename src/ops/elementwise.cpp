@@ -1,0 +1,128 @@
+// Front ends of the elementwise families: unary, activations, predicates, binary,
+// ternary, scalar, compare, logical, where_cond, clamp.
+#include <cmath>
+
+#include "numr/ops.h"
+#include "ops/common.h"
+
+namespace numr {
+namespace {
+
+Tensor launch(ElementwiseCall& call, std::initializer_list<const Tensor*> ins, const Shape& shape,
+              DType out_dtype, Device dev) {
+  Tensor out = Tensor::empty(shape, out_dtype, dev);
+  if (out.numel() == 0) return out;
+  int i = 0;
+  for (const Tensor* t : ins) call.in[size_t(i++)] = ops::broadcast_ref(*t, shape);
+  call.n_in = i;
+  call.out = ref_of(out);
+  backend_for(dev).elementwise(call);
+  return out;
+}
+
+Tensor unary(OpId op, const Tensor& x, DType out_dtype, double scalar = 0.0) {
+  ops::check_defined(op_name(op), x);
+  ops::check_dtype(op, x.dtype());
+  ElementwiseCall call;
+  call.op = op;
+  call.scalars[0] = scalar;
+  return launch(call, {&x}, x.shape(), out_dtype, x.device());
+}
+
+Tensor nary(OpId op, std::initializer_list<const Tensor*> ins, bool to_bool) {
+  ops::check_same(op_name(op), ins);
+  const Tensor& first = **ins.begin();
+  ops::check_dtype(op, first.dtype());
+  Shape shape = first.shape();
+  for (const Tensor* t : ins) shape = broadcast_shapes(op_name(op), shape, t->shape());
+  ElementwiseCall call;
+  call.op = op;
+  return launch(call, ins, shape, to_bool ? DType::Bool : first.dtype(), first.device());
+}
+
+Tensor scalar_op(OpId op, const Tensor& x, double s) {
+  ops::check_defined(op_name(op), x);
+  ops::check_dtype(op, x.dtype());
+  ops::check_scalar_fits(op_name(op), s, x.dtype());
+  return unary(op, x, x.dtype(), s);
+}
+
+}  // namespace
+
+#define NUMR_UNARY(name, dtypes, grad) \
+  Tensor name(const Tensor& x) { return unary(OpId::name, x, x.dtype()); }
+#define NUMR_UNARY_PRED(name, dtypes, grad) \
+  Tensor name(const Tensor& x) { return unary(OpId::name, x, DType::Bool); }
+#define NUMR_BINARY(name, dtypes, grad) \
+  Tensor name(const Tensor& a, const Tensor& b) { return nary(OpId::name, {&a, &b}, false); }
+#define NUMR_COMPARE(name, dtypes, grad) \
+  Tensor name(const Tensor& a, const Tensor& b) { return nary(OpId::name, {&a, &b}, true); }
+#define NUMR_LOGICAL(name, dtypes, grad) \
+  Tensor name(const Tensor& a, const Tensor& b) { return nary(OpId::name, {&a, &b}, true); }
+#define NUMR_TERNARY(name, dtypes, grad)                           \
+  Tensor name(const Tensor& a, const Tensor& b, const Tensor& c) { \
+    return nary(OpId::name, {&a, &b, &c}, false);                  \
+  }
+#define NUMR_SCALAR(name, dtypes, grad) \
+  Tensor name(const Tensor& x, double s) { return scalar_op(OpId::name, x, s); }
+#include "numr/op_table.def"
+
+Tensor relu(const Tensor& x) { return unary(OpId::relu, x, x.dtype()); }
+Tensor sigmoid(const Tensor& x) { return unary(OpId::sigmoid, x, x.dtype()); }
+Tensor silu(const Tensor& x) { return unary(OpId::silu, x, x.dtype()); }
+Tensor gelu(const Tensor& x) { return unary(OpId::gelu, x, x.dtype()); }
+Tensor softplus(const Tensor& x) { return unary(OpId::softplus, x, x.dtype()); }
+Tensor leaky_relu(const Tensor& x, double slope) {
+  if (!std::isfinite(slope)) fail<InvalidArgument>("leaky_relu", "negative_slope must be finite");
+  return unary(OpId::leaky_relu, x, x.dtype(), slope);
+}
+Tensor elu(const Tensor& x, double alpha) {
+  if (!std::isfinite(alpha)) fail<InvalidArgument>("elu", "alpha must be finite");
+  return unary(OpId::elu, x, x.dtype(), alpha);
+}
+
+Tensor where_cond(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  ops::check_defined("where_cond", cond);
+  ops::check_same("where_cond", {&x, &y});
+  if (cond.dtype() != DType::Bool)
+    fail<DTypeMismatch>("where_cond", "cond must be Bool, got ", cond.dtype());
+  if (cond.device() != x.device())
+    fail<DeviceMismatch>("where_cond", "cond on ", cond.device(), ", values on ", x.device());
+  ops::check_dtype(OpId::where_cond, x.dtype());
+  Shape shape = broadcast_shapes("where_cond", cond.shape(), x.shape());
+  shape = broadcast_shapes("where_cond", shape, y.shape());
+  ElementwiseCall call;
+  call.op = OpId::where_cond;
+  return launch(call, {&cond, &x, &y}, shape, x.dtype(), x.device());
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  ops::check_defined("clamp", x);
+  ops::check_dtype(OpId::clamp, x.dtype());
+  if (lo && hi && *lo > *hi) fail<InvalidArgument>("clamp", "lo ", *lo, " > hi ", *hi);
+  if ((lo && std::isnan(*lo)) || (hi && std::isnan(*hi)))
+    fail<InvalidArgument>("clamp", "bounds must not be NaN");
+  if (lo) ops::check_scalar_fits("clamp", *lo, x.dtype());
+  if (hi) ops::check_scalar_fits("clamp", *hi, x.dtype());
+  ElementwiseCall call;
+  call.op = OpId::clamp;
+  call.scalars = {lo.value_or(0.0), hi.value_or(0.0)};
+  call.has_lo = lo.has_value();
+  call.has_hi = hi.has_value();
+  return launch(call, {&x}, x.shape(), x.dtype(), x.device());
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+Tensor operator+(const Tensor& a, double s) { return add_scalar(a, s); }
+Tensor operator-(const Tensor& a, double s) { return sub_scalar(a, s); }
+Tensor operator*(const Tensor& a, double s) { return mul_scalar(a, s); }
+Tensor operator/(const Tensor& a, double s) { return div_scalar(a, s); }
+Tensor operator+(double s, const Tensor& a) { return add_scalar(a, s); }
+Tensor operator-(double s, const Tensor& a) { return rsub_scalar(a, s); }
+Tensor operator*(double s, const Tensor& a) { return mul_scalar(a, s); }
+
+}  // namespace numr
