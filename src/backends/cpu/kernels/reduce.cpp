@@ -1,0 +1,12 @@
+// Reduction kernels (not written yet).
+#include "backends/cpu/kernels/kernels.h"
+
+#include "backends/cpu/kernels/isa.h"  // after every system header
+
+namespace numr::cpu::NUMR_ISA {
+
+void reduce(const ReduceCall&) {}
+
+}  // namespace numr::cpu::NUMR_ISA
+
+#pragma GCC pop_options

@@ -1,0 +1,2 @@
+// Reference elementwise ops (written next).
+#include "reference/reference.h"

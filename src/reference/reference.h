@@ -1,0 +1,39 @@
+// The float64 reference: plain loops over contiguous row-major double arrays. It is the
+// executable specification the parity tests compare every backend with. Elementwise
+// formulas come from src/math instantiated with double; everything else is written here
+// as the simplest loop that states the op's meaning.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "numr/op_info.h"
+#include "numr/shape.h"
+
+namespace numr::reference {
+
+struct RefTensor {
+  Shape shape;
+  std::vector<double> v;  // row-major, v.size() == shape_numel(shape)
+};
+
+// Elementwise families (Unary, Activation, UnaryPred, Binary, Ternary, Scalar, Compare,
+// Logical, Select, Clamp) with NumPy broadcasting. Results of predicates, compares and
+// logical ops are 1.0 / 0.0. scalars as in ElementwiseCall. `integer` selects the integer
+// semantics (wrapping is not modelled: tests keep integer values small).
+RefTensor elementwise(OpId op, const std::vector<const RefTensor*>& ins, double s0 = 0.0,
+                      double s1 = 0.0, bool has_lo = true, bool has_hi = true);
+
+// Reduce family over sorted unique dims (empty = all). argmax/argmin take at most one dim
+// (none = flattened). correction for var/std.
+RefTensor reduce(OpId op, const RefTensor& x, const std::vector<int64_t>& dims, bool keepdim,
+                 int64_t correction = 1);
+
+// Scan (cumsum, cumprod) and Softmax (softmax, log_softmax) along one dim.
+RefTensor along_axis(OpId op, const RefTensor& x, int64_t dim);
+
+// a [.., M, K] @ b [.., K, N] with broadcast batch dims.
+RefTensor matmul(const RefTensor& a, const RefTensor& b);
+
+}  // namespace numr::reference
