@@ -116,6 +116,8 @@ class Backend {
   virtual void copy_to_host(void* dst, const void* src_handle, size_t src_offset_bytes,
                             size_t nbytes) = 0;
   virtual void synchronize() = 0;
+  // Sets nbytes bytes at handle to `value` (used to poison fresh outputs in tests).
+  virtual void fill_bytes(void* handle, size_t nbytes, uint8_t value) = 0;
 
   // Op families.
   virtual void elementwise(const ElementwiseCall& call) = 0;
@@ -127,6 +129,11 @@ class Backend {
   virtual void sequence(const SequenceCall& call) = 0;
   virtual void random(const RandomCall& call) = 0;
 };
+
+// Test support: when on, every new tensor's memory is filled with the byte 0x5A, so
+// elements an op forgets to write show up as wrong values.
+void set_poison_allocations(bool on);
+bool poison_allocations();
 
 // The backend for a device; throws BackendUnavailable with the reason when its driver or
 // the device is missing.

@@ -1,5 +1,6 @@
 #include "numr/tensor.h"
 
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
@@ -28,6 +29,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   Backend& be = backend_for(device);
   const size_t bytes = size_t(shape_numel(shape)) * dtype_size(dtype);
   auto storage = std::make_shared<Storage>(&be, bytes);
+  if (poison_allocations() && bytes > 0) be.fill_bytes(storage->handle(), bytes, 0x5A);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 
@@ -109,6 +111,12 @@ std::string Tensor::to_string() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+namespace {
+std::atomic<bool> g_poison{false};
+}
+void set_poison_allocations(bool on) { g_poison = on; }
+bool poison_allocations() { return g_poison; }
 
 TensorRef ref_of(const Tensor& t) {
   return TensorRef{t.storage()->handle(), t.offset(), t.dtype(), t.shape(), t.strides()};

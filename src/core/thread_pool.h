@@ -9,6 +9,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace numr {
@@ -29,8 +30,9 @@ class ThreadPool {
 
   template <class F>
   void parallel_for(int64_t n, int64_t grain, F&& f) {
+    using Fn = std::remove_reference_t<F>;
     parallel_for(
-        n, grain, [](void* c, int64_t b, int64_t e) { (*static_cast<F*>(c))(b, e); },
+        n, grain, [](void* c, int64_t b, int64_t e) { (*static_cast<Fn*>(c))(b, e); },
         const_cast<void*>(static_cast<const void*>(&f)));
   }
 

@@ -54,6 +54,9 @@ class CpuBackend final : public Backend {
     std::memcpy(dst, static_cast<const char*>(src) + src_off, n);
   }
   void synchronize() override {}
+  void fill_bytes(void* handle, size_t nbytes, uint8_t value) override {
+    std::memset(handle, value, nbytes);
+  }
 
   void elementwise(const ElementwiseCall& c) override { kernels().elementwise(c); }
   void reduce(const ReduceCall& c) override { kernels().reduce(c); }
