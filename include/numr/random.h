@@ -1,6 +1,13 @@
 // Counter-based random numbers (Philox4x32-10). Element i of a draw depends only on
 // (seed, the generator's offset before the draw, i), so every backend produces the same
-// numbers for the same seed, whatever its parallelism.
+// numbers for the same seed, whatever its parallelism. Element i of a draw with offset o
+// takes the words r0..r3 = philox4x32(o + i, seed) and becomes:
+//   uniform: (r0 >> 8) / 2^24, exact in F64/F32; F16/BF16 take the largest value <= it,
+//            so the result stays below 1
+//   normal:  u1 = ((r0 >> 8) + 1) / 2^24, u2 = (r1 >> 8) / 2^24,
+//            z = sqrt(-2 ln u1) cos(2 pi u2) in double, rounded to nearest in the dtype
+//   integer: low + ((r0 | r1 << 32) mod (high - low)) in 64-bit arithmetic
+// A draw of n elements advances the generator's offset by n.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +54,7 @@ constexpr Philox4 philox4x32(uint64_t counter, uint64_t seed) {
   return {{c0, c1, c2, c3}};
 }
 
-// Uniform in [0, 1) from 24 random bits (exact in every float type).
+// Uniform in [0, 1) from 24 random bits.
 constexpr double philox_uniform(uint32_t bits) { return double(bits >> 8) * (1.0 / 16777216.0); }
 
 }  // namespace numr

@@ -84,7 +84,8 @@ struct FillCall {
   double value = 0.0;
 };
 
-// Contiguous out[i] = start + i * step (computed in double, then converted).
+// Contiguous out[i] = start + i * step (computed in double, then converted; the product is
+// rounded before the add, never fused, so every backend gives the same values).
 // linspace: out[i] = start + i * step for i < n/2, end - (n-1-i) * step after (symmetric).
 struct SequenceCall {
   TensorRef out;
@@ -93,8 +94,8 @@ struct SequenceCall {
 };
 
 enum class RandomKind : uint8_t { Uniform, Normal, Integer };
-// Contiguous out[i] from philox4x32(counter = offset + i, seed), see random.h.
-// Integer: low + (bits % (high - low)) over 64 random bits.
+// Contiguous out[i] from philox4x32(counter = offset + i, seed); see random.h for the
+// exact mapping of the random words to values.
 struct RandomCall {
   TensorRef out;
   RandomKind kind = RandomKind::Uniform;

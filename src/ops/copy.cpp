@@ -33,7 +33,10 @@ Tensor contiguous(const Tensor& x) {
   return x.is_contiguous() ? x : copy_into_new("contiguous", x, x.dtype(), x.device());
 }
 
-Tensor clone(const Tensor& x) { return copy_into_new("clone", x, x.dtype(), x.device()); }
+Tensor clone(const Tensor& x) {
+  ops::check_defined("clone", x);
+  return copy_into_new("clone", x, x.dtype(), x.device());
+}
 
 Tensor cast(const Tensor& x, DType dtype) {
   ops::check_defined("cast", x);

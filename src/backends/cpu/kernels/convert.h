@@ -92,8 +92,19 @@ inline uint16_t double_to_small(double x, int mant, int exp_bits) {
   return uint16_t(sign | uint16_t((e + bias) << mant) | uint16_t(q - (1ull << mant)));
 }
 
-template <class D> inline D from_double(double x);
-template <class D> inline D from_float(float x);
+// int64 -> double without losing the bits below double's precision: they are folded into
+// a sticky lowest bit, so a later rounding to a 16-bit format rounds once, correctly.
+inline double int64_to_double_sticky(int64_t s) {
+  const bool neg = s < 0;
+  uint64_t m = neg ? 0 - uint64_t(s) : uint64_t(s);
+  int shift = 0;
+  while (m >= (1ull << 53)) {
+    m = (m >> 1) | (m & 1);
+    ++shift;
+  }
+  const double d = double(m) * double(1ull << shift);
+  return neg ? -d : d;
+}
 
 // Float -> integer, saturating, NaN -> 0.
 template <class I>
@@ -132,7 +143,7 @@ NUMR_CVT(double, H16, H16{double_to_small(s, 10, 5)})
 NUMR_CVT(float, H16, H16{float_to_h16(s)})
 NUMR_CVT(H16, H16, s)
 NUMR_CVT(B16, H16, H16{float_to_h16(b16_to_float(s.bits))})
-NUMR_CVT(int64_t, H16, H16{double_to_small(double(s), 10, 5)})
+NUMR_CVT(int64_t, H16, H16{double_to_small(int64_to_double_sticky(s), 10, 5)})
 NUMR_CVT(int32_t, H16, H16{double_to_small(double(s), 10, 5)})
 NUMR_CVT(uint8_t, H16, H16{float_to_h16(float(s))})
 NUMR_CVT(Bool8, H16, H16{uint16_t(s.v ? 0x3C00u : 0u)})
@@ -140,7 +151,7 @@ NUMR_CVT(double, B16, B16{double_to_small(s, 7, 8)})
 NUMR_CVT(float, B16, B16{float_to_b16(s)})
 NUMR_CVT(H16, B16, B16{float_to_b16(h16_to_float(s.bits))})
 NUMR_CVT(B16, B16, s)
-NUMR_CVT(int64_t, B16, B16{double_to_small(double(s), 7, 8)})
+NUMR_CVT(int64_t, B16, B16{double_to_small(int64_to_double_sticky(s), 7, 8)})
 NUMR_CVT(int32_t, B16, B16{double_to_small(double(s), 7, 8)})
 NUMR_CVT(uint8_t, B16, B16{float_to_b16(float(s))})
 NUMR_CVT(Bool8, B16, B16{uint16_t(s.v ? 0x3F80u : 0u)})
