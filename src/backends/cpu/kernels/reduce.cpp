@@ -1,11 +1,682 @@
-// Reduction kernels (not written yet).
+// Reduction kernels. The input arrives as [kept dims..., reduced dims...] with any strides.
+// Two paths:
+//   rows:    each output reduces its block in chunks along the innermost reduced dim,
+//            through direct pointers when that dim is contiguous in the compute dtype and
+//            gathered into a buffer otherwise (the strided fallback); a block too big for
+//            one thread is split into parts whose states are merged in order;
+//   columns: when the innermost kept dim is contiguous and the reduced one is not, a tile
+//            of output columns is accumulated row by row with SIMD (var/std and
+//            logsumexp read the rows twice: centre first, then deviations).
+// F16/BF16 compute in float; float sums are vector partial sums whose totals are
+// combined in double; integers run in int64 with wrapping.
+
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/loop_plan.h"
+#include "core/thread_pool.h"
 
 #include "backends/cpu/kernels/isa.h"  // after every system header
 
-namespace numr::cpu::NUMR_ISA {
+#include "backends/cpu/kernels/convert.h"
+#include "backends/cpu/kernels/vec.h"
 
-void reduce(const ReduceCall&) {}
+namespace numr::cpu::NUMR_ISA {
+namespace {
+
+constexpr int64_t kChunk = 1024;     // elements per feed; buffers stay in L1
+constexpr int64_t kTile = 1024;      // output columns per column-path tile
+constexpr int64_t kFlushRows = 128;  // column sums: float partials folded into double
+constexpr int64_t kGrain = 32768;    // elements of work per thread task, at least
+
+template <class C> struct VecOf;
+template <> struct VecOf<float> { using type = VF; };
+template <> struct VecOf<double> { using type = VD; };
+
+template <class C>
+inline bool is_nan(C x) {
+  if constexpr (std::is_floating_point_v<C>) return x != x;
+  else return false;
+}
+
+// NaN-sticky max/min of two values: NaN wins, otherwise the extreme.
+template <class C, bool kMax>
+inline C pick(C best, C x) {
+  if (is_nan(best)) return best;
+  if (is_nan(x)) return x;
+  return (kMax ? x > best : x < best) ? x : best;
+}
+
+// x is a strictly better arg-extreme than best (ties keep the earlier index).
+template <class C, bool kMax>
+inline bool strictly_better(C x, C best) {
+  if (is_nan(best)) return false;
+  return is_nan(x) || (kMax ? x > best : x < best);
+}
+
+template <class V>
+inline double hsum(V v) {
+  double s = 0;
+  for (int i = 0; i < V::width; ++i) s += double(v.lane(i));
+  return s;
+}
+
+template <class V, bool kMax>
+inline V vpick(V best, V x) {
+  const auto better = kMax ? (x > best) : (x < best);
+  return select(better | (x != x), x, best);
+}
+
+// Σ p[i], vector partials in C, the total in double.
+template <class C>
+double sum_chunk(const C* p, int64_t n) {
+  using V = typename VecOf<C>::type;
+  constexpr int W = V::width;
+  V a0(0.0), a1(0.0), a2(0.0), a3(0.0);
+  int64_t i = 0;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    a0 += V::load(p + i);
+    a1 += V::load(p + i + W);
+    a2 += V::load(p + i + 2 * W);
+    a3 += V::load(p + i + 3 * W);
+  }
+  for (; i + W <= n; i += W) a0 += V::load(p + i);
+  double s = hsum((a0 + a1) + (a2 + a3));
+  for (; i < n; ++i) s += double(p[i]);
+  return s;
+}
+
+// Σ (p[i] - c) and Σ (p[i] - c)^2, for the chunk's mean and squared deviations.
+template <class C>
+void dev_chunk(const C* p, int64_t n, C c, double& d1, double& d2) {
+  using V = typename VecOf<C>::type;
+  constexpr int W = V::width;
+  const V cv(c);
+  V s1(0.0), s2(0.0);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const V d = V::load(p + i) - cv;
+    s1 += d;
+    s2 += d * d;
+  }
+  d1 = hsum(s1);
+  d2 = hsum(s2);
+  for (; i < n; ++i) {
+    const double d = double(p[i] - c);
+    d1 += d;
+    d2 += d * d;
+  }
+}
+
+// Σ exp(p[i] - m).
+template <class C>
+double sum_exp_chunk(const C* p, int64_t n, C m) {
+  using V = typename VecOf<C>::type;
+  constexpr int W = V::width;
+  const V mv(m);
+  V a0(0.0), a1(0.0);
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    a0 += exp(V::load(p + i) - mv);
+    a1 += exp(V::load(p + i + W) - mv);
+  }
+  for (; i + W <= n; i += W) a0 += exp(V::load(p + i) - mv);
+  double s = hsum(a0 + a1);
+  for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
+  return s;
+}
+
+// NaN-sticky max (kMax) or min of n >= 1 values.
+template <class C, bool kMax>
+C extreme_chunk(const C* p, int64_t n) {
+  C best = p[0];
+  int64_t i = 1;
+  if constexpr (std::is_floating_point_v<C>) {
+    using V = typename VecOf<C>::type;
+    constexpr int W = V::width;
+    if (n >= W) {
+      V b = V::load(p);
+      for (i = W; i + W <= n; i += W) b = vpick<V, kMax>(b, V::load(p + i));
+      if (i < n) b = vpick<V, kMax>(b, V::load(p + n - W));  // overlapping tail is harmless
+      best = b.lane(0);
+      for (int k = 1; k < W; ++k) best = pick<C, kMax>(best, b.lane(k));
+      return best;
+    }
+  }
+  for (; i < n; ++i) best = pick<C, kMax>(best, p[i]);
+  return best;
+}
+
+template <class T>
+inline void store_at(void* base, DType t, int64_t k, T v) {
+  visit_storage(t, [&](auto s) {
+    using S = decltype(s);
+    static_cast<S*>(base)[k] = convert<S>(v);
+  });
+}
+
+constexpr bool is_max_op(OpId op) { return op == OpId::max || op == OpId::argmax; }
+
+// The running state of one reduction and how chunks, parts and the result relate to it.
+template <class C, OpId Op>
+struct Reducer {
+  static constexpr bool kFloat = std::is_floating_point_v<C>;
+  static constexpr bool kMax = is_max_op(Op);
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+
+  struct State {
+    double s = (Op == OpId::prod) ? 1.0 : 0.0;  // sum, product, or Σexp for logsumexp
+    double mean = 0, m2 = 0;                    // var/std
+    double lse_max = -kInf;
+    uint64_t u = (Op == OpId::prod) ? 1u : 0u;  // integer sum/product, wrapping
+    int64_t n = 0;
+    int64_t idx = -1;  // arg index; -1 until a value is seen
+    C best{};
+    bool seen = false;
+    bool flag = Op == OpId::all;
+    bool nan = false, pos_inf = false;
+  };
+
+  static void feed(State& st, const C* p, int64_t n, int64_t base) {
+    if (n <= 0) return;
+    if constexpr (Op == OpId::sum || Op == OpId::mean) {
+      if constexpr (kFloat) {
+        st.s += sum_chunk(p, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) st.u += uint64_t(int64_t(p[i]));
+      }
+    } else if constexpr (Op == OpId::prod) {
+      if constexpr (kFloat) {
+        for (int64_t i = 0; i < n; ++i) st.s *= double(p[i]);
+      } else {
+        for (int64_t i = 0; i < n; ++i) st.u *= uint64_t(int64_t(p[i]));
+      }
+    } else if constexpr (Op == OpId::max || Op == OpId::min) {
+      const C e = extreme_chunk<C, kMax>(p, n);
+      st.best = st.seen ? pick<C, kMax>(st.best, e) : e;
+      st.seen = true;
+    } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
+      const C e = extreme_chunk<C, kMax>(p, n);
+      if (st.idx >= 0 && !strictly_better<C, kMax>(e, st.best)) return;
+      int64_t i = 0;
+      while (i < n - 1 && !(is_nan(e) ? is_nan(p[i]) : p[i] == e)) ++i;
+      st.best = e;
+      st.idx = base + i;
+    } else if constexpr (Op == OpId::any) {
+      if (st.flag) return;
+      for (int64_t i = 0; i < n; ++i)
+        if (p[i] != C(0)) { st.flag = true; return; }
+    } else if constexpr (Op == OpId::all) {
+      if (!st.flag) return;
+      for (int64_t i = 0; i < n; ++i)
+        if (p[i] == C(0)) { st.flag = false; return; }
+    } else if constexpr (Op == OpId::var || Op == OpId::std) {
+      if constexpr (kFloat) {
+        // Deviations around a rough centre, then the exact chunk mean and M2 from them.
+        const C c = C(sum_chunk(p, n) / double(n));
+        double d1, d2;
+        dev_chunk(p, n, c, d1, d2);
+        State b;
+        b.n = n;
+        b.mean = double(c) + d1 / double(n);
+        b.m2 = d2 - d1 * d1 / double(n);
+        merge(st, b);
+      }
+    } else if constexpr (Op == OpId::logsumexp) {
+      if constexpr (kFloat) {
+        const C m = extreme_chunk<C, true>(p, n);
+        if (is_nan(m)) { st.nan = true; return; }
+        if (double(m) == kInf) { st.pos_inf = true; return; }
+        if (double(m) == -kInf) return;  // exp(-inf) adds nothing
+        State b;
+        b.lse_max = double(m);
+        b.s = sum_exp_chunk(p, n, m);
+        merge(st, b);
+      }
+    }
+  }
+
+  // Folds b, which covers elements after a's, into a.
+  static void merge(State& a, const State& b) {
+    if constexpr (Op == OpId::sum || Op == OpId::mean) {
+      a.s += b.s;
+      a.u += b.u;
+    } else if constexpr (Op == OpId::prod) {
+      a.s *= b.s;
+      a.u *= b.u;
+    } else if constexpr (Op == OpId::max || Op == OpId::min) {
+      if (!b.seen) return;
+      a.best = a.seen ? pick<C, kMax>(a.best, b.best) : b.best;
+      a.seen = true;
+    } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
+      if (b.idx >= 0 && (a.idx < 0 || strictly_better<C, kMax>(b.best, a.best))) {
+        a.best = b.best;
+        a.idx = b.idx;
+      }
+    } else if constexpr (Op == OpId::any) {
+      a.flag = a.flag || b.flag;
+    } else if constexpr (Op == OpId::all) {
+      a.flag = a.flag && b.flag;
+    } else if constexpr (Op == OpId::var || Op == OpId::std) {
+      if (b.n == 0) return;
+      if (a.n == 0) { a = b; return; }
+      // Chan et al.: pairwise update of count, mean and M2.
+      const double n = double(a.n + b.n), delta = b.mean - a.mean;
+      a.mean += delta * double(b.n) / n;
+      a.m2 += b.m2 + delta * delta * double(a.n) * double(b.n) / n;
+      a.n += b.n;
+    } else if constexpr (Op == OpId::logsumexp) {
+      a.nan = a.nan || b.nan;
+      a.pos_inf = a.pos_inf || b.pos_inf;
+      if (b.lse_max == -kInf) return;
+      if (b.lse_max > a.lse_max) {
+        a.s = a.s * std::exp(a.lse_max - b.lse_max) + b.s;
+        a.lse_max = b.lse_max;
+      } else {
+        a.s += b.s * std::exp(b.lse_max - a.lse_max);
+      }
+    }
+  }
+
+  static void write(const State& st, int64_t count, int64_t correction, void* out, DType t,
+                    int64_t k) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if constexpr (Op == OpId::sum || Op == OpId::prod) {
+      if constexpr (kFloat) store_at(out, t, k, st.s);
+      else store_at(out, t, k, int64_t(st.u));
+    } else if constexpr (Op == OpId::mean) {
+      store_at(out, t, k, count > 0 ? st.s / double(count) : nan);
+    } else if constexpr (Op == OpId::max || Op == OpId::min) {
+      if constexpr (kFloat) store_at(out, t, k, st.seen ? double(st.best) : nan);
+      else store_at(out, t, k, int64_t(st.best));
+    } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
+      store_at(out, t, k, st.idx < 0 ? int64_t(0) : st.idx);
+    } else if constexpr (Op == OpId::any || Op == OpId::all) {
+      store_at(out, t, k, int64_t(st.flag ? 1 : 0));
+    } else if constexpr (Op == OpId::var || Op == OpId::std) {
+      const double denom = double(count - correction);
+      double v = count > 0 && denom > 0 ? st.m2 / denom : nan;
+      v = v < 0 ? 0.0 : v;  // rounding can leave M2 a hair below zero
+      store_at(out, t, k, Op == OpId::std ? std::sqrt(v) : v);
+    } else if constexpr (Op == OpId::logsumexp) {
+      double r = st.lse_max == -kInf ? -kInf : st.lse_max + std::log(st.s);
+      if (st.pos_inf) r = kInf;
+      if (st.nan) r = nan;
+      store_at(out, t, k, r);
+    }
+  }
+};
+
+// Everything a path needs to know about one call.
+struct Ctx {
+  const char* in = nullptr;  // at the view's offset
+  DType in_dt = DType::F32;
+  int64_t in_esize = 4;
+  char* out = nullptr;  // at the output's offset
+  DType out_dt = DType::F32;
+  LoopPlan keep, red;
+  int64_t K = 1, R = 1;
+  int64_t correction = 1;
+};
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Feeds the flat reduced elements [b, e) of the block at element offset `base`.
+template <class C, OpId Op>
+void feed_range(const Ctx& c, int64_t base, int64_t b, int64_t e,
+                typename Reducer<C, Op>::State& st) {
+  alignas(64) C buf[kChunk];
+  const int last = c.red.ndim - 1;
+  const int64_t rs = c.red.strides[0][last];
+  const bool direct = rs == 1 && c.in_dt == dtype_of_v<C>;
+  int64_t pos = b;
+  for_each_row(c.red, b, e, [&](const int64_t* offs, int64_t len) {
+    for (int64_t j = 0; j < len; j += kChunk) {
+      const int64_t m = std::min(kChunk, len - j);
+      const char* p = c.in + (base + offs[0] + j * rs) * c.in_esize;
+      const C* src = reinterpret_cast<const C*>(p);
+      if (!direct) {
+        gather_row<C>(p, c.in_dt, rs, m, buf);
+        src = buf;
+      }
+      Reducer<C, Op>::feed(st, src, m, pos + j);
+    }
+    pos += len;
+  });
+}
+
+// Element offsets of outputs [b, e) of the kept plan, passed to f(k, offset).
+template <class F>
+void for_each_output(const Ctx& c, int64_t b, int64_t e, F&& f) {
+  const int64_t ks = c.keep.strides[0][c.keep.ndim - 1];
+  int64_t k = b;
+  for_each_row(c.keep, b, e, [&](const int64_t* offs, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) f(k + j, offs[0] + j * ks);
+    k += len;
+  });
+}
+
+template <class C, OpId Op>
+void reduce_rows(const Ctx& c) {
+  using R = Reducer<C, Op>;
+  const int threads = ThreadPool::instance().size();
+  if (c.K >= 2 * threads || c.R < 2 * kGrain) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(c.R, 1));
+    ThreadPool::instance().parallel_for(c.K, grain, [&](int64_t b, int64_t e) {
+      for_each_output(c, b, e, [&](int64_t k, int64_t off) {
+        typename R::State st;
+        feed_range<C, Op>(c, off, 0, c.R, st);
+        R::write(st, c.R, c.correction, c.out, c.out_dt, k);
+      });
+    });
+    return;
+  }
+  // Few large blocks: split each block into parts, merged in order.
+  const int64_t parts = std::min<int64_t>(ceil_div(c.R, kGrain), int64_t(threads) * 4);
+  std::vector<typename R::State> states(static_cast<size_t>(parts));
+  for_each_output(c, 0, c.K, [&](int64_t k, int64_t off) {
+    ThreadPool::instance().parallel_for(parts, 1, [&](int64_t pb, int64_t pe) {
+      for (int64_t q = pb; q < pe; ++q) {
+        states[size_t(q)] = typename R::State{};
+        feed_range<C, Op>(c, off, c.R * q / parts, c.R * (q + 1) / parts, states[size_t(q)]);
+      }
+    });
+    typename R::State total;
+    for (const auto& s : states) R::merge(total, s);
+    R::write(total, c.R, c.correction, c.out, c.out_dt, k);
+  });
+}
+
+// ---- column path: a tile of contiguous output columns, one input row at a time ----
+
+// var/std and logsumexp read the rows twice: first the centre (mean or max), then the
+// deviations from it.
+constexpr bool is_two_pass(OpId op) {
+  return op == OpId::var || op == OpId::std || op == OpId::logsumexp;
+}
+
+template <class C, OpId Op>
+struct ColumnTile {
+  static constexpr bool kFloat = std::is_floating_point_v<C>;
+  static constexpr bool kMax = is_max_op(Op);
+  static constexpr bool kSums = Op == OpId::sum || Op == OpId::mean || is_two_pass(Op);
+  alignas(64) C part[kTile];    // float partial sums; running max/min
+  alignas(64) C part2[kTile];   // second partial sum (squared deviations, exp terms)
+  alignas(64) C center[kTile];  // mean or max from the first pass
+  double tot[kTile], tot2[kTile];  // double totals of the partials; float products
+  uint64_t u[kTile];               // integer sums/products
+  int64_t idx[kTile];
+  uint8_t flag[kTile];
+  int64_t w = 0;
+
+  void init(int64_t width) {
+    w = width;
+    for (int64_t j = 0; j < w; ++j) {
+      part[j] = part2[j] = C(0);
+      tot[j] = Op == OpId::prod ? 1.0 : 0.0;
+      tot2[j] = 0.0;
+      u[j] = Op == OpId::prod ? 1u : 0u;
+      idx[j] = 0;
+      flag[j] = Op == OpId::all ? 1 : 0;
+    }
+  }
+
+  void flush() {
+    if constexpr (kFloat && kSums)
+      for (int64_t j = 0; j < w; ++j) {
+        tot[j] += double(part[j]);
+        tot2[j] += double(part2[j]);
+        part[j] = part2[j] = C(0);
+      }
+  }
+
+  // part[j] += x[j].
+  void add_row(const C* x) {
+    using V = typename VecOf<C>::type;
+    int64_t j = 0;
+    for (; j + V::width <= w; j += V::width) (V::load(part + j) + V::load(x + j)).store(part + j);
+    for (; j < w; ++j) part[j] += x[j];
+  }
+
+  template <bool kPickMax>
+  void pick_row(const C* x, int64_t r) {
+    if (r == 0) {
+      std::memcpy(part, x, size_t(w) * sizeof(C));
+      return;
+    }
+    int64_t j = 0;
+    if constexpr (kFloat) {
+      using V = typename VecOf<C>::type;
+      for (; j + V::width <= w; j += V::width)
+        vpick<V, kPickMax>(V::load(part + j), V::load(x + j)).store(part + j);
+    }
+    for (; j < w; ++j) part[j] = pick<C, kPickMax>(part[j], x[j]);
+  }
+
+  // Second pass of var/std: Σ d and Σ d^2 with d = x - mean.
+  void deviation_row(const C* x) {
+    using V = typename VecOf<C>::type;
+    int64_t j = 0;
+    for (; j + V::width <= w; j += V::width) {
+      const V d = V::load(x + j) - V::load(center + j);
+      (V::load(part + j) + d).store(part + j);
+      (V::load(part2 + j) + d * d).store(part2 + j);
+    }
+    for (; j < w; ++j) {
+      const C d = x[j] - center[j];
+      part[j] += d;
+      part2[j] += d * d;
+    }
+  }
+
+  // Second pass of logsumexp: Σ exp(x - max).
+  void exp_row(const C* x) {
+    using V = typename VecOf<C>::type;
+    int64_t j = 0;
+    for (; j + V::width <= w; j += V::width)
+      (V::load(part2 + j) + exp(V::load(x + j) - V::load(center + j))).store(part2 + j);
+    for (; j < w; ++j) part2[j] += C(std::exp(x[j] - center[j]));
+  }
+
+  // Adds input row r (w contiguous values of compute type) in the given pass.
+  void feed(const C* x, int64_t r, int pass) {
+    if constexpr (Op == OpId::sum || Op == OpId::mean) {
+      if constexpr (kFloat) add_row(x);
+      else for (int64_t j = 0; j < w; ++j) u[j] += uint64_t(int64_t(x[j]));
+    } else if constexpr (Op == OpId::prod) {
+      if constexpr (kFloat) for (int64_t j = 0; j < w; ++j) tot[j] *= double(x[j]);
+      else for (int64_t j = 0; j < w; ++j) u[j] *= uint64_t(int64_t(x[j]));
+    } else if constexpr (Op == OpId::max || Op == OpId::min) {
+      pick_row<kMax>(x, r);
+    } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
+      if (r == 0) {
+        std::memcpy(part, x, size_t(w) * sizeof(C));
+        return;
+      }
+      for (int64_t j = 0; j < w; ++j)
+        if (strictly_better<C, kMax>(x[j], part[j])) {
+          part[j] = x[j];
+          idx[j] = r;
+        }
+    } else if constexpr (Op == OpId::any) {
+      for (int64_t j = 0; j < w; ++j) flag[j] |= uint8_t(x[j] != C(0));
+    } else if constexpr (Op == OpId::all) {
+      for (int64_t j = 0; j < w; ++j) flag[j] &= uint8_t(x[j] != C(0));
+    } else if constexpr (kFloat && (Op == OpId::var || Op == OpId::std)) {
+      if (pass == 0) add_row(x);
+      else deviation_row(x);
+    } else if constexpr (kFloat && Op == OpId::logsumexp) {
+      if (pass == 0) pick_row<true>(x, r);
+      else exp_row(x);
+    }
+    if constexpr (kFloat && kSums)
+      if (r % kFlushRows == kFlushRows - 1) flush();
+  }
+
+  // Turns the first pass's sums or max into the centre and clears the accumulators.
+  void end_first_pass(int64_t count) {
+    if constexpr (kFloat && is_two_pass(Op)) {
+      if constexpr (Op == OpId::logsumexp) {
+        std::memcpy(center, part, size_t(w) * sizeof(C));
+      } else {
+        flush();
+        for (int64_t j = 0; j < w; ++j) center[j] = C(tot[j] / double(count));
+      }
+      for (int64_t j = 0; j < w; ++j) {
+        part[j] = part2[j] = C(0);
+        tot[j] = tot2[j] = 0.0;
+      }
+    }
+  }
+
+  void write(int64_t count, int64_t correction, void* out, DType t, int64_t k0) {
+    flush();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (int64_t j = 0; j < w; ++j) {
+      const int64_t k = k0 + j;
+      if constexpr (Op == OpId::sum || Op == OpId::prod) {
+        if constexpr (kFloat) store_at(out, t, k, tot[j]);
+        else store_at(out, t, k, int64_t(u[j]));
+      } else if constexpr (Op == OpId::mean) {
+        store_at(out, t, k, tot[j] / double(count));
+      } else if constexpr (Op == OpId::max || Op == OpId::min) {
+        if constexpr (kFloat) store_at(out, t, k, double(part[j]));
+        else store_at(out, t, k, int64_t(part[j]));
+      } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
+        store_at(out, t, k, idx[j]);
+      } else if constexpr (Op == OpId::any || Op == OpId::all) {
+        store_at(out, t, k, int64_t(flag[j]));
+      } else if constexpr (Op == OpId::var || Op == OpId::std) {
+        const double n = double(count), denom = double(count - correction);
+        double v = denom > 0 ? (tot2[j] - tot[j] * tot[j] / n) / denom : nan;
+        v = v < 0 ? 0.0 : v;
+        store_at(out, t, k, Op == OpId::std ? std::sqrt(v) : v);
+      } else if constexpr (Op == OpId::logsumexp) {
+        const double m = double(center[j]);
+        store_at(out, t, k, std::isinf(m) || std::isnan(m) ? m : m + std::log(tot2[j]));
+      }
+    }
+  }
+};
+
+template <class C, OpId Op>
+void reduce_columns(const Ctx& c) {
+  const int last = c.keep.ndim - 1;
+  const int64_t M = c.keep.shape[last], outer = c.K / M;
+  const int64_t threads = ThreadPool::instance().size();
+  // Narrower tiles when there are few rows of outputs, so every thread gets work.
+  int64_t tile = ceil_div(M, std::max<int64_t>(1, ceil_div(threads, outer)));
+  tile = std::clamp<int64_t>(ceil_div(tile, 16) * 16, 16, kTile);
+  const int64_t n_tiles = ceil_div(M, tile);
+  const int rl = c.red.ndim - 1;
+  const int64_t rs = c.red.strides[0][rl];
+  const bool direct = c.in_dt == dtype_of_v<C>;
+  const int passes = is_two_pass(Op) ? 2 : 1;
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, c.R * tile));
+  ThreadPool::instance().parallel_for(outer * n_tiles, grain, [&](int64_t b, int64_t e) {
+    // Tens of KB of accumulators: on the heap, not on a possibly small thread stack.
+    const std::unique_ptr<ColumnTile<C, Op>> tile_state = std::make_unique<ColumnTile<C, Op>>();
+    ColumnTile<C, Op>& acc = *tile_state;
+    alignas(64) C buf[kTile];
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
+      int64_t base = 0;
+      for_each_output(c, o * M, o * M + 1, [&](int64_t, int64_t off) { base = off + j0; });
+      acc.init(std::min(tile, M - j0));
+      for (int pass = 0; pass < passes; ++pass) {
+        if (pass == 1) acc.end_first_pass(c.R);
+        int64_t r = 0;
+        for_each_row(c.red, 0, c.R, [&](const int64_t* offs, int64_t len) {
+          for (int64_t t = 0; t < len; ++t, ++r) {
+            const char* p = c.in + (base + offs[0] + t * rs) * c.in_esize;
+            const C* src = reinterpret_cast<const C*>(p);
+            if (!direct) {
+              gather_row<C>(p, c.in_dt, 1, acc.w, buf);
+              src = buf;
+            }
+            acc.feed(src, r, pass);
+          }
+        });
+      }
+      acc.write(c.R, c.correction, c.out, c.out_dt, o * M + j0);
+    }
+  });
+}
+
+template <class C, OpId Op>
+void run(const Ctx& c) {
+  {
+    const int kl = c.keep.ndim - 1, rl = c.red.ndim - 1;
+    const bool columns = c.R > 1 && c.keep.strides[0][kl] == 1 && c.keep.shape[kl] >= 16 &&
+                         c.red.strides[0][rl] != 1;
+    if (columns) return reduce_columns<C, Op>(c);
+  }
+  reduce_rows<C, Op>(c);
+}
+
+template <class C>
+void dispatch_op(OpId op, const Ctx& c) {
+  switch (op) {
+    case OpId::sum: return run<C, OpId::sum>(c);
+    case OpId::prod: return run<C, OpId::prod>(c);
+    case OpId::max: return run<C, OpId::max>(c);
+    case OpId::min: return run<C, OpId::min>(c);
+    case OpId::any: return run<C, OpId::any>(c);
+    case OpId::all: return run<C, OpId::all>(c);
+    case OpId::argmax: return run<C, OpId::argmax>(c);
+    case OpId::argmin: return run<C, OpId::argmin>(c);
+    default: break;
+  }
+  if constexpr (std::is_floating_point_v<C>) {
+    switch (op) {
+      case OpId::mean: return run<C, OpId::mean>(c);
+      case OpId::var: return run<C, OpId::var>(c);
+      case OpId::std: return run<C, OpId::std>(c);
+      case OpId::logsumexp: return run<C, OpId::logsumexp>(c);
+      default: break;
+    }
+  }
+}
+
+}  // namespace
+
+void reduce(const ReduceCall& call) {
+  const char* name = op_name(call.op).data();
+  const size_t nk = size_t(call.n_keep);
+  const Shape keep_shape(call.in.shape.begin(), call.in.shape.begin() + long(nk));
+  const Strides keep_strides(call.in.strides.begin(), call.in.strides.begin() + long(nk));
+  const Shape red_shape(call.in.shape.begin() + long(nk), call.in.shape.end());
+  const Strides red_strides(call.in.strides.begin() + long(nk), call.in.strides.end());
+  Ctx c;
+  c.in_dt = call.in.dtype;
+  c.in_esize = int64_t(dtype_size(c.in_dt));
+  c.in = static_cast<const char*>(call.in.base) + call.in.offset * c.in_esize;
+  c.out_dt = call.out.dtype;
+  c.out = static_cast<char*>(call.out.base) + call.out.offset * int64_t(dtype_size(c.out_dt));
+  c.keep = make_loop_plan(name, keep_shape, {&keep_strides});
+  c.red = make_loop_plan(name, red_shape, {&red_strides});
+  c.K = shape_numel(keep_shape);
+  c.R = shape_numel(red_shape);
+  c.correction = call.correction;
+  if (c.K == 0) return;
+  switch (c.in_dt) {
+    case DType::F64: return dispatch_op<double>(call.op, c);
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: return dispatch_op<float>(call.op, c);
+    default: return dispatch_op<int64_t>(call.op, c);
+  }
+}
 
 }  // namespace numr::cpu::NUMR_ISA
 
