@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "backends/cpu/host_allocator.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/matmul.h"
 #include "core/backend.h"
@@ -40,13 +41,8 @@ class CpuBackend final : public Backend {
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return std::string("cpu/") + kernels().isa; }
 
-  void* allocate(size_t nbytes) override {
-    const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (!p) fail<OutOfMemory>("allocate", "cannot allocate ", nbytes, " bytes on the CPU");
-    return p;
-  }
-  void deallocate(void* handle) noexcept override { std::free(handle); }
+  void* allocate(size_t nbytes) override { return HostAllocator::instance().allocate(nbytes); }
+  void deallocate(void* handle) noexcept override { HostAllocator::instance().deallocate(handle); }
   void copy_from_host(void* dst, size_t dst_off, const void* src, size_t n) override {
     std::memcpy(static_cast<char*>(dst) + dst_off, src, n);
   }

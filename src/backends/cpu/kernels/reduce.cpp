@@ -145,8 +145,16 @@ C extreme_chunk(const C* p, int64_t n) {
     using V = typename VecOf<C>::type;
     constexpr int W = V::width;
     if (n >= W) {
-      V b = V::load(p);
-      for (i = W; i + W <= n; i += W) b = vpick<V, kMax>(b, V::load(p + i));
+      // Four independent accumulators hide the compare/select latency.
+      V b = V::load(p), b1 = b, b2 = b, b3 = b;
+      for (i = W; i + 4 * W <= n; i += 4 * W) {
+        b = vpick<V, kMax>(b, V::load(p + i));
+        b1 = vpick<V, kMax>(b1, V::load(p + i + W));
+        b2 = vpick<V, kMax>(b2, V::load(p + i + 2 * W));
+        b3 = vpick<V, kMax>(b3, V::load(p + i + 3 * W));
+      }
+      b = vpick<V, kMax>(vpick<V, kMax>(b, b1), vpick<V, kMax>(b2, b3));
+      for (; i + W <= n; i += W) b = vpick<V, kMax>(b, V::load(p + i));
       if (i < n) b = vpick<V, kMax>(b, V::load(p + n - W));  // overlapping tail is harmless
       best = b.lane(0);
       for (int k = 1; k < W; ++k) best = pick<C, kMax>(best, b.lane(k));

@@ -112,7 +112,7 @@ NUMR_VMATH1(acos, acos, _u10)
 NUMR_VMATH1(atan, atan, _u10)
 NUMR_VMATH1(sinh, sinh, _u10)
 NUMR_VMATH1(cosh, cosh, _u10)
-NUMR_VMATH1(tanh, tanh, _u10)
+NUMR_VMATH1(tanh, tanh, _u35)  // 3.5 ULP: twice as fast as the 1-ULP one
 NUMR_VMATH1(asinh, asinh, _u10)
 NUMR_VMATH1(acosh, acosh, _u10)
 NUMR_VMATH1(atanh, atanh, _u10)
