@@ -225,6 +225,22 @@ TEST(ParityElementwise, Clamp) {
   });
 }
 
+// Outputs past the size where the kernels switch to non-temporal stores, with rows that
+// start on and off vector alignment.
+TEST(ParityElementwise, LargeOutputs) {
+  for (DType t : {DType::F32, DType::F64, DType::BF16}) {
+    for (const Shape& shape : {Shape{3 << 20}, Shape{2100, 1001}}) {
+      const Tensor a = make_input(shape, t, Device::cpu(), InputSpec{.layout = Layout::Transposed}, 1);
+      const Tensor b = make_input({shape.back()}, t, Device::cpu(), InputSpec{}, 2);
+      const RefTensor ra = to_ref(a), rb = to_ref(b);
+      EXPECT_EQ(compare(mul(a, b), reference::elementwise(OpId::mul, {&ra, &rb}), tolerance_for(t)), "")
+          << t << " " << shape_str(shape);
+      EXPECT_EQ(compare(silu(a), reference::elementwise(OpId::silu, {&ra}), tolerance_for(t)), "")
+          << t << " " << shape_str(shape);
+    }
+  }
+}
+
 // numr's documented values for a few points, independent of the reference formulas.
 TEST(ElementwiseValues, KnownPoints) {
   const Tensor x = Tensor::from_vector<double>({-1.0, 0.0, 0.5, 2.0}, {4});

@@ -25,7 +25,7 @@ inline float bits_to_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return
 inline uint32_t float_to_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 
 inline float h16_to_float(uint16_t h) {
-#if defined(__F16C__)
+#if NUMR_ISA_LEVEL >= 2
   return _cvtsh_ss(h);
 #else
   const uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
@@ -37,7 +37,7 @@ inline float h16_to_float(uint16_t h) {
 }
 
 inline uint16_t float_to_h16(float f) {
-#if defined(__F16C__)
+#if NUMR_ISA_LEVEL >= 2
   return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else
   const uint32_t u = float_to_bits(f);
@@ -211,10 +211,10 @@ inline void visit_storage(DType t, F&& f) {
 // Vectorised contiguous F16/BF16 <-> float, the hot conversions.
 inline void h16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__)
+#if NUMR_ISA_LEVEL >= 3
   for (; i + 16 <= n; i += 16)
     _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(src + i))));
-#elif defined(__F16C__)
+#elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + i))));
 #endif
@@ -222,11 +222,11 @@ inline void h16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 }
 inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__)
+#if NUMR_ISA_LEVEL >= 3
   for (; i + 16 <= n; i += 16)
     _mm256_storeu_si256((__m256i*)(dst + i),
                         _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-#elif defined(__F16C__)
+#elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128((__m128i*)(dst + i),
                      _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));

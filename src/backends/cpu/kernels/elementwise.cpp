@@ -26,6 +26,8 @@ namespace {
 using namespace ::numr::math;
 
 constexpr int64_t kChunk = 1024;  // elements per chunk; chunk buffers stay in L1
+// Outputs at least this large bypass the caches (they would not stay there anyway).
+constexpr int64_t kStreamBytes = int64_t(8) << 20;
 
 struct Args {
   OpId op;
@@ -35,12 +37,23 @@ struct Args {
 
 // ---- floating point: the formulas on SIMD vectors ----
 
+// Large outputs are written with non-temporal stores (see Vec::stream).
+thread_local bool tl_stream_out = false;
+
 template <class V, class F>
 inline void map_n(int64_t n, typename V::scalar* out, const typename V::scalar* const* in,
                   int n_in, F&& f) {
   using S = typename V::scalar;
   constexpr int W = V::width;
   int64_t i = 0;
+  if (tl_stream_out && reinterpret_cast<uintptr_t>(out) % (W * sizeof(S)) == 0) {
+    for (; i + W <= n; i += W) {
+      V a = V::load(in[0] + i);
+      V b = n_in > 1 ? V::load(in[1] + i) : a;
+      V c = n_in > 2 ? V::load(in[2] + i) : a;
+      f(a, b, c).stream(out + i);
+    }
+  }
   for (; i + W <= n; i += W) {
     V a = V::load(in[0] + i);
     V b = n_in > 1 ? V::load(in[1] + i) : a;
@@ -173,9 +186,11 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
     in_base[k] = static_cast<const char*>(call.in[size_t(k)].base) +
                  call.in[size_t(k)].offset * int64_t(dtype_size(call.in[size_t(k)].dtype));
   const int64_t grain = 16384;
+  const bool stream = out_direct && plan.numel * int64_t(sizeof(C)) >= kStreamBytes;
   ThreadPool::instance().parallel_for(plan.numel, grain, [&](int64_t begin, int64_t end) {
     alignas(64) C buf_in[3][kChunk];
     alignas(64) C buf_out[kChunk];
+    tl_stream_out = stream;
     for_each_row(plan, begin, end, [&](const int64_t* offs, int64_t len) {
       const int64_t last = plan.ndim - 1;
       for (int64_t j = 0; j < len; j += kChunk) {
@@ -201,6 +216,8 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
         }
       }
     });
+    if (stream) _mm_sfence();  // order the non-temporal stores before the op returns
+    tl_stream_out = false;
   });
 }
 

@@ -13,4 +13,7 @@
 #define NUMR_TARGET_PRAGMA(t) NUMR_PRAGMA(GCC target(t))
 #pragma GCC push_options
 NUMR_TARGET_PRAGMA(NUMR_ISA_TARGET)
+// GCC 12's AVX-512 conversion intrinsics start from an intentionally undefined register,
+// which -Wmaybe-uninitialized reports inside the system header.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif

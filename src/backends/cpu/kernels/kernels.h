@@ -8,6 +8,7 @@ namespace numr::cpu {
 
 struct KernelTable {
   const char* isa;
+  int vector_bytes;  // width of the SIMD registers the kernels were compiled for
   void (*elementwise)(const ElementwiseCall&);
   void (*reduce)(const ReduceCall&);
   void (*along_axis)(const AxisCall&);

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <immintrin.h>
-#include <sleef.h>
 
 #include <cstdint>
 #include <cstring>
@@ -15,18 +14,26 @@
 
 namespace numr::cpu::NUMR_ISA {
 
-#if defined(__AVX512F__)
+// NUMR_ISA_LEVEL comes from the build (3 = AVX-512, 2 = AVX2, 1 = SSE4.2): GCC's target
+// pragma does not define __AVX512F__ and friends, so they cannot be tested here.
+#if NUMR_ISA_LEVEL >= 3
 inline constexpr int kWF = 16, kWD = 8;
+using SleefF = __m512;
+using SleefD = __m512d;
 #define NUMR_SLEEF(fn, kind, acc) Sleef_##fn##kind##acc##avx512f
 #define NUMR_FW f16
 #define NUMR_DW d8
-#elif defined(__AVX2__)
+#elif NUMR_ISA_LEVEL == 2
 inline constexpr int kWF = 8, kWD = 4;
+using SleefF = __m256;
+using SleefD = __m256d;
 #define NUMR_SLEEF(fn, kind, acc) Sleef_##fn##kind##acc##avx2
 #define NUMR_FW f8
 #define NUMR_DW d4
 #else
 inline constexpr int kWF = 4, kWD = 2;
+using SleefF = __m128;
+using SleefD = __m128d;
 #define NUMR_SLEEF(fn, kind, acc) Sleef_##fn##kind##acc##sse4
 #define NUMR_FW f4
 #define NUMR_DW d2
@@ -63,6 +70,16 @@ struct Vec {
     return r;
   }
   void store(S* p) const { std::memcpy(p, &v, sizeof(R)); }
+  // Non-temporal store to a sizeof(R)-aligned address: for outputs larger than the caches,
+  // it skips reading the destination line before writing it.
+  void stream(S* p) const {
+    if constexpr (sizeof(S) == 4 && sizeof(R) == 64) _mm512_stream_ps((float*)p, (__m512)v);
+    else if constexpr (sizeof(S) == 8 && sizeof(R) == 64) _mm512_stream_pd((double*)p, (__m512d)v);
+    else if constexpr (sizeof(S) == 4 && sizeof(R) == 32) _mm256_stream_ps((float*)p, (__m256)v);
+    else if constexpr (sizeof(S) == 8 && sizeof(R) == 32) _mm256_stream_pd((double*)p, (__m256d)v);
+    else if constexpr (sizeof(S) == 4) _mm_stream_ps((float*)p, (__m128)v);
+    else _mm_stream_pd((double*)p, (__m128d)v);
+  }
 
   friend Vec operator+(Vec a, Vec b) { return a.v + b.v; }
   friend Vec operator-(Vec a, Vec b) { return a.v - b.v; }
@@ -85,17 +102,26 @@ using VF = Vec<float, vf_raw, vfm_raw, kWF>;
 using VD = Vec<double, vd_raw, vdm_raw, kWD>;
 
 // Primitive functions, found by argument-dependent lookup from the formulas.
-#define NUMR_VMATH1(name, sleef_name, acc)                                              \
-  inline VF name(VF x) { return VF(vf_raw(NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(x.v))); } \
-  inline VD name(VD x) { return VD(vd_raw(NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(x.v))); }
-#define NUMR_VMATH2(name, sleef_name, acc)                                              \
-  inline VF name(VF x, VF y) {                                                          \
-    return VF(vf_raw(NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(x.v, y.v)));                \
-  }                                                                                     \
-  inline VD name(VD x, VD y) {                                                          \
-    return VD(vd_raw(NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(x.v, y.v)));                \
+// SLEEF's header declares each ISA's functions only when the compiler flags enable that
+// ISA, so the ones used here are declared here (C linkage, the same symbols).
+#define NUMR_VMATH1(name, sleef_name, acc)                                          \
+  extern "C" SleefF NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(SleefF);                 \
+  extern "C" SleefD NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD);                 \
+  inline VF name(VF x) {                                                            \
+    return VF(vf_raw(NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(SleefF(x.v))));         \
+  }                                                                                 \
+  inline VD name(VD x) {                                                            \
+    return VD(vd_raw(NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD(x.v))));         \
   }
-NUMR_VMATH1(sqrt, sqrt, _u05)
+#define NUMR_VMATH2(name, sleef_name, acc)                                          \
+  extern "C" SleefF NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(SleefF, SleefF);         \
+  extern "C" SleefD NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD, SleefD);         \
+  inline VF name(VF x, VF y) {                                                      \
+    return VF(vf_raw(NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(SleefF(x.v), SleefF(y.v)))); \
+  }                                                                                 \
+  inline VD name(VD x, VD y) {                                                      \
+    return VD(vd_raw(NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD(x.v), SleefD(y.v)))); \
+  }
 NUMR_VMATH1(cbrt, cbrt, _u10)
 NUMR_VMATH1(exp, exp, _u10)
 NUMR_VMATH1(exp2, exp2, _u10)
@@ -125,6 +151,25 @@ NUMR_VMATH1(rint, rint, _)
 NUMR_VMATH2(pow, pow, _u10)
 NUMR_VMATH2(atan2, atan2, _u10)
 #undef NUMR_VMATH1
+// The hardware square root is correctly rounded and much faster than a library call.
+inline VF sqrt(VF x) {
+#if NUMR_ISA_LEVEL >= 3
+  return VF(vf_raw(_mm512_sqrt_ps(SleefF(x.v))));
+#elif NUMR_ISA_LEVEL == 2
+  return VF(vf_raw(_mm256_sqrt_ps(SleefF(x.v))));
+#else
+  return VF(vf_raw(_mm_sqrt_ps(SleefF(x.v))));
+#endif
+}
+inline VD sqrt(VD x) {
+#if NUMR_ISA_LEVEL >= 3
+  return VD(vd_raw(_mm512_sqrt_pd(SleefD(x.v))));
+#elif NUMR_ISA_LEVEL == 2
+  return VD(vd_raw(_mm256_sqrt_pd(SleefD(x.v))));
+#else
+  return VD(vd_raw(_mm_sqrt_pd(SleefD(x.v))));
+#endif
+}
 #undef NUMR_VMATH2
 
 }  // namespace numr::cpu::NUMR_ISA
