@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds numr with warnings as errors, runs every test, then
-# installs numr into a scratch prefix and builds a consumer project against it with
-# find_package(numr).
+# Installs the dependencies, builds numr with warnings as errors, runs every test, runs
+# them again under AddressSanitizer + UndefinedBehaviorSanitizer, then installs numr into a
+# scratch prefix and builds a consumer project against it with find_package(numr).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +9,9 @@ bash scripts/install-deps.sh
 cmake --preset release
 cmake --build --preset release
 ctest --preset release
+cmake --preset asan
+cmake --build --preset asan
+ctest --preset asan
 
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
