@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/backend.h"
+#include "support/gradcheck.h"
 
 namespace numr::test {
 
@@ -332,6 +333,7 @@ class CoverageReport : public ::testing::Environment {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new numr::test::CoverageReport);
+  ::testing::AddGlobalTestEnvironment(numr::test::gradcheck_report());
   numr::test::set_poison(true);
   return RUN_ALL_TESTS();
 }

@@ -1,0 +1,86 @@
+// Every op of ops.h for Var, with the same name and meaning. Ops that are not
+// differentiable (compare, logical, predicates, argmax, ...) return Vars without history.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+namespace numr {
+
+class Var;
+
+#define NUMR_UNARY(name, dtypes, grad) Var name(const Var& x);
+#define NUMR_UNARY_PRED(name, dtypes, grad) Var name(const Var& x);
+#define NUMR_BINARY(name, dtypes, grad) Var name(const Var& a, const Var& b);
+#define NUMR_COMPARE(name, dtypes, grad) Var name(const Var& a, const Var& b);
+#define NUMR_LOGICAL(name, dtypes, grad) Var name(const Var& a, const Var& b);
+#define NUMR_TERNARY(name, dtypes, grad) Var name(const Var& a, const Var& b, const Var& c);
+#define NUMR_SCALAR(name, dtypes, grad) Var name(const Var& x, double s);
+#include "numr/op_table.def"
+Var relu(const Var& x);
+Var sigmoid(const Var& x);
+Var silu(const Var& x);
+Var gelu(const Var& x);
+Var softplus(const Var& x);
+Var leaky_relu(const Var& x, double negative_slope = 0.01);
+Var elu(const Var& x, double alpha = 1.0);
+Var where_cond(const Var& cond, const Var& x, const Var& y);
+Var clamp(const Var& x, std::optional<double> lo, std::optional<double> hi);
+
+Var operator+(const Var& a, const Var& b);
+Var operator-(const Var& a, const Var& b);
+Var operator*(const Var& a, const Var& b);
+Var operator/(const Var& a, const Var& b);
+Var operator-(const Var& x);
+Var operator+(const Var& a, double s);
+Var operator-(const Var& a, double s);
+Var operator*(const Var& a, double s);
+Var operator/(const Var& a, double s);
+Var operator+(double s, const Var& a);
+Var operator-(double s, const Var& a);
+Var operator*(double s, const Var& a);
+
+Var sum(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var mean(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var max(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var min(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var prod(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var any(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var all(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var argmax(const Var& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Var argmin(const Var& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Var var(const Var& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+        bool keepdim = false);
+Var std(const Var& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+        bool keepdim = false);
+Var logsumexp(const Var& x, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Var cumsum(const Var& x, int64_t dim);
+Var cumprod(const Var& x, int64_t dim);
+Var softmax(const Var& x, int64_t dim);
+Var log_softmax(const Var& x, int64_t dim);
+
+Var matmul(const Var& a, const Var& b);
+
+Var cat(const std::vector<Var>& xs, int64_t dim);
+Var stack(const std::vector<Var>& xs, int64_t dim);
+std::vector<Var> split(const Var& x, int64_t split_size, int64_t dim);
+std::vector<Var> chunk(const Var& x, int64_t chunks, int64_t dim);
+Var repeat(const Var& x, const std::vector<int64_t>& repeats);
+Var pad(const Var& x, const std::vector<int64_t>& pads, double value = 0.0);
+
+Var reshape(const Var& x, const Shape& shape);
+Var view(const Var& x, const Shape& shape);
+Var transpose(const Var& x, int64_t d0, int64_t d1);
+Var permute(const Var& x, const std::vector<int64_t>& dims);
+Var narrow(const Var& x, int64_t dim, int64_t start, int64_t length);
+Var broadcast_to(const Var& x, const Shape& shape);
+Var squeeze(const Var& x, std::optional<int64_t> dim = std::nullopt);
+Var unsqueeze(const Var& x, int64_t dim);
+Var flatten(const Var& x, int64_t start_dim = 0, int64_t end_dim = -1);
+Var flip(const Var& x, const std::vector<int64_t>& dims);
+Var contiguous(const Var& x);
+Var clone(const Var& x);
+Var cast(const Var& x, DType dtype);
+Var to_device(const Var& x, Device device);
+
+}  // namespace numr

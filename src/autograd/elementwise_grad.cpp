@@ -1,0 +1,370 @@
+// Var ops and gradient rules of the elementwise families. Each rule is written with Var
+// ops, so it is itself differentiable (second and higher order).
+#include <cmath>
+#include <numbers>
+
+#include "autograd/grad_util.h"
+
+namespace numr {
+
+using autograd::constant;
+using autograd::mask_like;
+using autograd::record;
+using autograd::sum_to;
+using autograd::zeros_like;
+
+namespace {
+
+using Grads = std::vector<Var>;
+
+// One-input op: value from the Tensor op, rule gives d/dx as a Var expression.
+template <class Rule>
+Var unary(std::string_view name, const Var& x, Tensor value, Rule rule) {
+  return record(name, std::move(value), {x}, [rule](const Var& g, const Node& n) -> Grads {
+    return {rule(g, n.input(0), n)};
+  });
+}
+
+Var no_grad(Tensor value) { return constant(std::move(value)); }
+
+}  // namespace
+
+// ---- unary ----
+Var neg(const Var& x) {
+  return unary("neg", x, neg(x.tensor()), [](const Var& g, const Var&, const Node&) { return -g; });
+}
+Var abs(const Var& x) {
+  return unary("abs", x, abs(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g * sign(detach(in)); });
+}
+Var sign(const Var& x) {
+  return unary("sign", x, sign(x.tensor()),
+               [](const Var& g, const Var&, const Node&) { return zeros_like(g); });
+}
+Var sqrt(const Var& x) {
+  return unary("sqrt", x, sqrt(x.tensor()),
+               [](const Var& g, const Var&, const Node& n) { return g / (2.0 * n.output()); });
+}
+Var rsqrt(const Var& x) {
+  return unary("rsqrt", x, rsqrt(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
+    return g * (-0.5) * n.output() / in;
+  });
+}
+Var square(const Var& x) {
+  return unary("square", x, square(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g * 2.0 * in; });
+}
+Var cbrt(const Var& x) {
+  return unary("cbrt", x, cbrt(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+    return g / (3.0 * square(n.output()));
+  });
+}
+Var recip(const Var& x) {
+  return unary("recip", x, recip(x.tensor()),
+               [](const Var& g, const Var&, const Node& n) { return -g * square(n.output()); });
+}
+Var exp(const Var& x) {
+  return unary("exp", x, exp(x.tensor()),
+               [](const Var& g, const Var&, const Node& n) { return g * n.output(); });
+}
+Var exp2(const Var& x) {
+  return unary("exp2", x, exp2(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+    return g * n.output() * std::numbers::ln2;
+  });
+}
+Var expm1(const Var& x) {
+  return unary("expm1", x, expm1(x.tensor()),
+               [](const Var& g, const Var&, const Node& n) { return g * (n.output() + 1.0); });
+}
+Var log(const Var& x) {
+  return unary("log", x, log(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g / in; });
+}
+Var log2(const Var& x) {
+  return unary("log2", x, log2(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g / (in * std::numbers::ln2);
+  });
+}
+Var log10(const Var& x) {
+  return unary("log10", x, log10(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g / (in * std::numbers::ln10);
+  });
+}
+Var log1p(const Var& x) {
+  return unary("log1p", x, log1p(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g / (in + 1.0); });
+}
+Var sin(const Var& x) {
+  return unary("sin", x, sin(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g * cos(in); });
+}
+Var cos(const Var& x) {
+  return unary("cos", x, cos(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return -g * sin(in); });
+}
+Var tan(const Var& x) {
+  return unary("tan", x, tan(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+    return g * (square(n.output()) + 1.0);
+  });
+}
+Var asin(const Var& x) {
+  return unary("asin", x, asin(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g * rsqrt(1.0 - square(in));
+  });
+}
+Var acos(const Var& x) {
+  return unary("acos", x, acos(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return -g * rsqrt(1.0 - square(in));
+  });
+}
+Var atan(const Var& x) {
+  return unary("atan", x, atan(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g / (square(in) + 1.0);
+  });
+}
+Var sinh(const Var& x) {
+  return unary("sinh", x, sinh(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g * cosh(in); });
+}
+Var cosh(const Var& x) {
+  return unary("cosh", x, cosh(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g * sinh(in); });
+}
+Var tanh(const Var& x) {
+  return unary("tanh", x, tanh(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+    return g * (1.0 - square(n.output()));
+  });
+}
+Var asinh(const Var& x) {
+  return unary("asinh", x, asinh(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g * rsqrt(square(in) + 1.0);
+  });
+}
+Var acosh(const Var& x) {
+  return unary("acosh", x, acosh(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g * rsqrt(square(in) - 1.0);
+  });
+}
+Var atanh(const Var& x) {
+  return unary("atanh", x, atanh(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g / (1.0 - square(in));
+  });
+}
+// Piecewise constant: zero gradient.
+#define NUMR_STEP_OP(name)                                                      \
+  Var name(const Var& x) {                                                      \
+    return unary(#name, x, name(x.tensor()),                                    \
+                 [](const Var& g, const Var&, const Node&) { return zeros_like(g); }); \
+  }
+NUMR_STEP_OP(floor)
+NUMR_STEP_OP(ceil)
+NUMR_STEP_OP(round)
+NUMR_STEP_OP(trunc)
+#undef NUMR_STEP_OP
+
+// ---- activations ----
+Var relu(const Var& x) {
+  return unary("relu", x, relu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g * mask_like(gt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
+  });
+}
+Var sigmoid(const Var& x) {
+  return unary("sigmoid", x, sigmoid(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+    const Var s = n.output();
+    return g * s * (1.0 - s);
+  });
+}
+Var silu(const Var& x) {
+  return unary("silu", x, silu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    const Var s = sigmoid(in);
+    return g * s * (1.0 + in * (1.0 - s));
+  });
+}
+Var gelu(const Var& x) {
+  // gelu(x) = x * s, s = sigmoid(k (x + c x^3)); d/dx = s + x s (1 - s) k (1 + 3 c x^2).
+  return unary("gelu", x, gelu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    constexpr double k = 2 * 0.7978845608028654, c = 0.044715;
+    const Var s = sigmoid(k * (in + c * in * square(in)));
+    return g * (s + in * s * (1.0 - s) * (k * (1.0 + 3.0 * c * square(in))));
+  });
+}
+Var softplus(const Var& x) {
+  return unary("softplus", x, softplus(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) { return g * sigmoid(in); });
+}
+Var leaky_relu(const Var& x, double slope) {
+  return unary("leaky_relu", x, leaky_relu(x.tensor(), slope),
+               [slope](const Var& g, const Var& in, const Node&) {
+                 const Tensor neg_side = lt(in.tensor(), zeros({}, in.dtype(), in.device()));
+                 const Tensor factor = where_cond(neg_side, full({}, slope, in.dtype(), in.device()),
+                                                  ones({}, in.dtype(), in.device()));
+                 return g * constant(factor);
+               });
+}
+Var elu(const Var& x, double alpha) {
+  // d/dx = 1 for x >= 0, alpha e^x = out + alpha for x < 0.
+  return unary("elu", x, elu(x.tensor(), alpha), [alpha](const Var& g, const Var& in, const Node& n) {
+    const Var neg_side = mask_like(lt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
+    return g * (neg_side * (n.output() + alpha) + (1.0 - neg_side));
+  });
+}
+
+// ---- without gradients ----
+#define NUMR_UNARY_PRED(name, d, grad) \
+  Var name(const Var& x) { return no_grad(name(x.tensor())); }
+#define NUMR_COMPARE(name, d, grad) \
+  Var name(const Var& a, const Var& b) { return no_grad(name(a.tensor(), b.tensor())); }
+#define NUMR_LOGICAL(name, d, grad) NUMR_COMPARE(name, d, grad)
+#include "numr/op_table.def"
+
+// ---- binary, with gradients reduced over broadcast dims ----
+namespace {
+template <class Rule>
+Var binary(std::string_view name, const Var& a, const Var& b, Tensor value, Rule rule) {
+  return record(name, std::move(value), {a, b}, [rule](const Var& g, const Node& n) -> Grads {
+    const Var& x = n.input(0);
+    const Var& y = n.input(1);
+    auto [ga, gb] = rule(g, x, y, n);
+    return {x.requires_grad() ? sum_to(ga, x.shape()) : Var(),
+            y.requires_grad() ? sum_to(gb, y.shape()) : Var()};
+  });
+}
+}  // namespace
+
+Var add(const Var& a, const Var& b) {
+  return binary("add", a, b, add(a.tensor(), b.tensor()),
+                [](const Var& g, const Var&, const Var&, const Node&) { return std::pair{g, g}; });
+}
+Var sub(const Var& a, const Var& b) {
+  return binary("sub", a, b, sub(a.tensor(), b.tensor()),
+                [](const Var& g, const Var&, const Var&, const Node&) { return std::pair{g, -g}; });
+}
+Var mul(const Var& a, const Var& b) {
+  return binary("mul", a, b, mul(a.tensor(), b.tensor()),
+                [](const Var& g, const Var& x, const Var& y, const Node&) {
+                  return std::pair{g * y, g * x};
+                });
+}
+Var div(const Var& a, const Var& b) {
+  return binary("div", a, b, div(a.tensor(), b.tensor()),
+                [](const Var& g, const Var& x, const Var& y, const Node&) {
+                  return std::pair{g / y, -g * x / square(y)};
+                });
+}
+Var pow(const Var& a, const Var& b) {
+  return binary("pow", a, b, pow(a.tensor(), b.tensor()),
+                [](const Var& g, const Var& x, const Var& y, const Node& n) {
+                  return std::pair{g * y * pow(x, y - 1.0), g * n.output() * log(x)};
+                });
+}
+Var maximum(const Var& a, const Var& b) {
+  // Ties split the gradient evenly, as the subgradient in the middle.
+  return binary("maximum", a, b, maximum(a.tensor(), b.tensor()),
+                [](const Var& g, const Var& x, const Var& y, const Node&) {
+                  const Var wx = mask_like(gt(x.tensor(), y.tensor()), x) +
+                                 0.5 * mask_like(eq(x.tensor(), y.tensor()), x);
+                  return std::pair{g * wx, g * (1.0 - wx)};
+                });
+}
+Var minimum(const Var& a, const Var& b) {
+  return binary("minimum", a, b, minimum(a.tensor(), b.tensor()),
+                [](const Var& g, const Var& x, const Var& y, const Node&) {
+                  const Var wx = mask_like(lt(x.tensor(), y.tensor()), x) +
+                                 0.5 * mask_like(eq(x.tensor(), y.tensor()), x);
+                  return std::pair{g * wx, g * (1.0 - wx)};
+                });
+}
+Var atan2(const Var& a, const Var& b) {
+  // d/dy atan2(y, x) = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2).
+  return binary("atan2", a, b, atan2(a.tensor(), b.tensor()),
+                [](const Var& g, const Var& y, const Var& x, const Node&) {
+                  const Var r = square(x) + square(y);
+                  return std::pair{g * x / r, -g * y / r};
+                });
+}
+
+// ---- ternary ----
+Var fused_mul_add(const Var& a, const Var& b, const Var& c) {
+  return record("fused_mul_add", fused_mul_add(a.tensor(), b.tensor(), c.tensor()), {a, b, c},
+                [](const Var& g, const Node& n) -> Grads {
+                  const Var &x = n.input(0), &y = n.input(1), &z = n.input(2);
+                  return {x.requires_grad() ? sum_to(g * y, x.shape()) : Var(),
+                          y.requires_grad() ? sum_to(g * x, y.shape()) : Var(),
+                          z.requires_grad() ? sum_to(g, z.shape()) : Var()};
+                });
+}
+Var fused_add_mul(const Var& a, const Var& b, const Var& c) {
+  return record("fused_add_mul", fused_add_mul(a.tensor(), b.tensor(), c.tensor()), {a, b, c},
+                [](const Var& g, const Node& n) -> Grads {
+                  const Var &x = n.input(0), &y = n.input(1), &z = n.input(2);
+                  const Var gz = g * z;
+                  return {x.requires_grad() ? sum_to(gz, x.shape()) : Var(),
+                          y.requires_grad() ? sum_to(gz, y.shape()) : Var(),
+                          z.requires_grad() ? sum_to(g * (x + y), z.shape()) : Var()};
+                });
+}
+
+// ---- scalar ----
+Var add_scalar(const Var& x, double s) {
+  return unary("add_scalar", x, add_scalar(x.tensor(), s),
+               [](const Var& g, const Var&, const Node&) { return g; });
+}
+Var sub_scalar(const Var& x, double s) {
+  return unary("sub_scalar", x, sub_scalar(x.tensor(), s),
+               [](const Var& g, const Var&, const Node&) { return g; });
+}
+Var mul_scalar(const Var& x, double s) {
+  return unary("mul_scalar", x, mul_scalar(x.tensor(), s),
+               [s](const Var& g, const Var&, const Node&) { return mul_scalar(g, s); });
+}
+Var div_scalar(const Var& x, double s) {
+  return unary("div_scalar", x, div_scalar(x.tensor(), s),
+               [s](const Var& g, const Var&, const Node&) { return div_scalar(g, s); });
+}
+Var pow_scalar(const Var& x, double s) {
+  return unary("pow_scalar", x, pow_scalar(x.tensor(), s),
+               [s](const Var& g, const Var& in, const Node&) {
+                 return g * (s * pow_scalar(in, s - 1.0));
+               });
+}
+Var rsub_scalar(const Var& x, double s) {
+  return unary("rsub_scalar", x, rsub_scalar(x.tensor(), s),
+               [](const Var& g, const Var&, const Node&) { return -g; });
+}
+
+// ---- where_cond and clamp ----
+Var where_cond(const Var& cond, const Var& x, const Var& y) {
+  return record("where_cond", where_cond(cond.tensor(), x.tensor(), y.tensor()), {cond, x, y},
+                [](const Var& g, const Node& n) -> Grads {
+                  const Var &c = n.input(0), &a = n.input(1), &b = n.input(2);
+                  const Var m = mask_like(c.tensor(), g);
+                  return {Var(), a.requires_grad() ? sum_to(g * m, a.shape()) : Var(),
+                          b.requires_grad() ? sum_to(g * (1.0 - m), b.shape()) : Var()};
+                });
+}
+Var clamp(const Var& x, std::optional<double> lo, std::optional<double> hi) {
+  return unary("clamp", x, clamp(x.tensor(), lo, hi),
+               [lo, hi](const Var& g, const Var& in, const Node&) {
+                 // Gradient flows where the input is inside [lo, hi].
+                 Tensor inside = ones(in.shape(), DType::Bool, in.device());
+                 if (lo) inside = logical_and(inside, ge(in.tensor(), full({}, *lo, in.dtype(), in.device())));
+                 if (hi) inside = logical_and(inside, le(in.tensor(), full({}, *hi, in.dtype(), in.device())));
+                 return g * mask_like(inside, in);
+               });
+}
+
+// ---- operators ----
+Var operator+(const Var& a, const Var& b) { return add(a, b); }
+Var operator-(const Var& a, const Var& b) { return sub(a, b); }
+Var operator*(const Var& a, const Var& b) { return mul(a, b); }
+Var operator/(const Var& a, const Var& b) { return div(a, b); }
+Var operator-(const Var& x) { return neg(x); }
+Var operator+(const Var& a, double s) { return add_scalar(a, s); }
+Var operator-(const Var& a, double s) { return sub_scalar(a, s); }
+Var operator*(const Var& a, double s) { return mul_scalar(a, s); }
+Var operator/(const Var& a, double s) { return div_scalar(a, s); }
+Var operator+(double s, const Var& a) { return add_scalar(a, s); }
+Var operator-(double s, const Var& a) { return rsub_scalar(a, s); }
+Var operator*(double s, const Var& a) { return mul_scalar(a, s); }
+
+}  // namespace numr

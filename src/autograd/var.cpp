@@ -1,0 +1,80 @@
+#include <atomic>
+
+#include "autograd/node.h"
+
+namespace numr {
+namespace {
+std::atomic<uint64_t> g_next_id{1};
+thread_local bool tl_grad_enabled = true;
+}  // namespace
+
+Var::Var(Tensor value, bool requires_grad) : impl_(std::make_shared<Impl>()) {
+  if (!value.defined()) fail<InvalidArgument>("Var", "undefined tensor");
+  if (requires_grad && !is_floating(value.dtype()))
+    fail<UnsupportedDType>("Var", "only floating tensors can require grad, got ",
+                           value.dtype());
+  impl_->value = std::move(value);
+  impl_->requires_grad = requires_grad;
+  impl_->id = g_next_id++;
+}
+
+Var Var::from_node(Tensor value, std::shared_ptr<Node> node) {
+  Var v(std::move(value), false);
+  if (node) {
+    v.impl_->requires_grad = true;
+    node->output_ = v.impl_;
+    node->output_id_ = v.impl_->id;
+    v.impl_->grad_fn = std::move(node);
+  }
+  return v;
+}
+
+const Tensor& Var::tensor() const {
+  if (!impl_) fail<InvalidArgument>("Var", "undefined Var");
+  return impl_->value;
+}
+bool Var::requires_grad() const { return impl_ && impl_->requires_grad; }
+bool Var::is_leaf() const { return impl_ && !impl_->grad_fn; }
+uint64_t Var::id() const { return impl_ ? impl_->id : 0; }
+const std::shared_ptr<Node>& Var::grad_fn() const {
+  static const std::shared_ptr<Node> none;
+  return impl_ ? impl_->grad_fn : none;
+}
+
+void Var::register_hook(std::function<void(const Tensor&)> hook) {
+  if (!impl_) fail<InvalidArgument>("register_hook", "undefined Var");
+  if (!is_leaf() || !impl_->requires_grad)
+    fail<InvalidArgument>("register_hook", "hooks are for leaves that require grad");
+  impl_->hooks.push_back(std::move(hook));
+}
+
+Var Node::output() const {
+  std::shared_ptr<Var::Impl> impl = output_.lock();
+  if (!impl) fail<BackendError>(name_, "output of the node is gone");
+  return Var(std::move(impl));
+}
+
+Var detach(const Var& x) { return Var(x.tensor(), false); }
+
+bool grad_enabled() { return tl_grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(tl_grad_enabled) { tl_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { tl_grad_enabled = previous_; }
+
+namespace autograd {
+
+GradModeGuard::GradModeGuard(bool enabled) : previous_(tl_grad_enabled) {
+  tl_grad_enabled = enabled;
+}
+GradModeGuard::~GradModeGuard() { tl_grad_enabled = previous_; }
+
+Var record(std::string_view name, Tensor value, std::vector<Var> inputs, Node::Rule rule) {
+  bool needs = false;
+  if (tl_grad_enabled)
+    for (const Var& v : inputs) needs |= v.requires_grad();
+  if (!needs || !is_floating(value.dtype())) return Var(std::move(value), false);
+  return Var::from_node(std::move(value),
+                        std::make_shared<Node>(name, std::move(inputs), std::move(rule)));
+}
+
+}  // namespace autograd
+}  // namespace numr

@@ -1,0 +1,155 @@
+#include "support/gradcheck.h"
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+namespace numr::test {
+namespace {
+
+Tensor random_like(const Tensor& t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (auto& x : v) x = u(rng);
+  return Tensor::from_vector(v, t.shape(), t.device());
+}
+
+// sum(f(x) * w) as a Var.
+Var weighted_loss(const VarFn& f, const std::vector<Var>& xs, Tensor& w) {
+  const Var y = f(xs);
+  if (!w.defined()) w = random_like(y.tensor().cast(DType::F64), 77);
+  return sum(y * Var(w.cast(y.dtype())));
+}
+
+// The loss at `inputs`. Inputs require grad as in the analytic pass, since f may itself
+// take gradients (the second-order check does).
+double eval(const VarFn& f, const std::vector<Tensor>& inputs, Tensor& w) {
+  std::vector<Var> xs;
+  for (const Tensor& t : inputs) xs.emplace_back(t, t.dtype() == DType::F64);
+  return weighted_loss(f, xs, w).tensor().cast(DType::F64).item<double>();
+}
+
+}  // namespace
+
+std::string gradcheck(const VarFn& f, const std::vector<Tensor>& inputs,
+                      const GradcheckOptions& opts) {
+  std::vector<Var> xs;
+  for (const Tensor& t : inputs) xs.emplace_back(t, t.dtype() == DType::F64);
+  Tensor w;
+  const Var loss = weighted_loss(f, xs, w);
+  if (!loss.requires_grad()) return "the output does not depend on any input";
+  const Gradients g = backward(loss);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype() != DType::F64) continue;
+    std::vector<double> base = inputs[i].contiguous().to_vector<double>();
+    const std::vector<double> analytic =
+        g.contains(xs[i]) ? g[xs[i]].contiguous().to_vector<double>()
+                          : std::vector<double>(base.size(), 0.0);
+    for (size_t j = 0; j < base.size(); ++j) {
+      std::vector<Tensor> moved = inputs;
+      std::vector<double> v = base;
+      v[j] = base[j] + opts.eps;
+      moved[i] = Tensor::from_vector(v, inputs[i].shape(), inputs[i].device());
+      const double lp = eval(f, moved, w);
+      v[j] = base[j] - opts.eps;
+      moved[i] = Tensor::from_vector(v, inputs[i].shape(), inputs[i].device());
+      const double lm = eval(f, moved, w);
+      const double numeric = (lp - lm) / (2 * opts.eps);
+      const double a = analytic[j];
+      if (!(std::fabs(a - numeric) <= opts.atol + opts.rtol * std::fabs(numeric))) {
+        std::ostringstream os;
+        os << "input " << i << " element " << j << ": analytic " << a << ", numeric " << numeric;
+        return os.str();
+      }
+    }
+  }
+  return "";
+}
+
+std::string gradgradcheck(const VarFn& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& opts) {
+  Tensor w;
+  std::vector<Tensor> vs;
+  for (size_t i = 0; i < inputs.size(); ++i) vs.push_back(random_like(inputs[i], 1000 + i));
+  const VarFn h = [&](const std::vector<Var>& xs) -> Var {
+    // Fresh leaves that share the inputs' history, so the gradient is taken w.r.t. them.
+    const Var loss = weighted_loss(f, xs, w);
+    if (!loss.requires_grad()) return sum(xs[0]) * 0.0;
+    const VarGradients g = backward(loss, {.create_graph = true});
+    Var acc;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      if (!g.contains(xs[i])) continue;
+      const Var term = sum(g[xs[i]] * Var(vs[i].cast(xs[i].dtype())));
+      acc = acc.defined() ? acc + term : term;
+    }
+    return acc.defined() ? acc : sum(xs[0]) * 0.0;
+  };
+  return gradcheck(h, inputs, opts);
+}
+
+namespace {
+std::mutex g_mu;
+std::map<std::pair<OpId, int>, bool>& results() {
+  static std::map<std::pair<OpId, int>, bool> r;
+  return r;
+}
+}  // namespace
+
+void record_gradcheck(OpId op, int order, bool passed) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto [it, inserted] = results().try_emplace({op, order}, passed);
+  if (!inserted) it->second = it->second && passed;
+}
+
+void check_gradients(OpId op, const std::string& what, const VarFn& f,
+                     const std::vector<Tensor>& inputs, const GradcheckOptions& opts) {
+  std::string first, second;
+  try {
+    first = gradcheck(f, inputs, opts);
+  } catch (const std::exception& e) {
+    first = std::string("threw: ") + e.what();
+  }
+  try {
+    second = gradgradcheck(f, inputs, opts);
+  } catch (const std::exception& e) {
+    second = std::string("threw: ") + e.what();
+  }
+  record_gradcheck(op, 1, first.empty());
+  record_gradcheck(op, 2, second.empty());
+  if (!first.empty()) ADD_FAILURE() << "[" << op_name(op) << "] " << what << ", first order: " << first;
+  if (!second.empty())
+    ADD_FAILURE() << "[" << op_name(op) << "] " << what << ", second order: " << second;
+}
+
+namespace {
+class GradcheckReport : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::lock_guard<std::mutex> lock(g_mu);
+    int diff = 0, both = 0;
+    std::string missing;
+    for (const OpInfo& info : all_ops()) {
+      if (!info.differentiable) continue;
+      ++diff;
+      const auto a = results().find({info.id, 1}), b = results().find({info.id, 2});
+      const bool ok = a != results().end() && a->second && b != results().end() && b->second;
+      if (ok)
+        ++both;
+      else
+        missing += " " + std::string(info.name);
+    }
+    std::cout << "Gradient checks (float64, first and second order): " << both << "/" << diff
+              << " differentiable ops pass both\n";
+    if (!missing.empty()) std::cout << "  without a passing check:" << missing << "\n";
+    if (::testing::GTEST_FLAG(filter) == "*" && !missing.empty())
+      ADD_FAILURE() << "differentiable ops without passing gradient checks:" << missing;
+  }
+};
+}  // namespace
+
+::testing::Environment* gradcheck_report() { return new GradcheckReport; }
+
+}  // namespace numr::test
