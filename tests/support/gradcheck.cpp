@@ -138,8 +138,10 @@ class GradcheckReport : public ::testing::Environment {
       const bool ok = a != results().end() && a->second && b != results().end() && b->second;
       if (ok)
         ++both;
-      else
-        missing += " " + std::string(info.name);
+      else {
+        missing += ' ';
+        missing += info.name;
+      }
     }
     std::cout << "Gradient checks (float64, first and second order): " << both << "/" << diff
               << " differentiable ops pass both\n";
