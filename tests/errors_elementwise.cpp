@@ -37,6 +37,11 @@ void call_with(OpId op, const std::vector<Tensor>& in) {
   case OpId::name: name(in[0], in[1], in[2]); return;
 #define NUMR_SCALAR(name, d, g) \
   case OpId::name: name(in[0], 1.0); return;
+#define NUMR_ACT_MUL(name, d, g) \
+  case OpId::name: name(in[0], in[1]); return;
+#define NUMR_ACT_BWD(name, d, g) NUMR_ACT_MUL(name, d, g)
+#define NUMR_ACT_MUL_BWD(name, d, g) \
+  case OpId::name: name(in[0], in[1], in[2]); return;
 #include "numr/op_table.def"
     case OpId::relu: relu(in[0]); return;
     case OpId::sigmoid: sigmoid(in[0]); return;
@@ -50,16 +55,20 @@ void call_with(OpId op, const std::vector<Tensor>& in) {
 }
 
 int arity(OpFamily f) {
-  return f == OpFamily::Binary || f == OpFamily::Compare || f == OpFamily::Logical ? 2
-         : f == OpFamily::Ternary                                                 ? 3
-                                                                                  : 1;
+  switch (f) {
+    case OpFamily::Binary: case OpFamily::Compare: case OpFamily::Logical:
+    case OpFamily::ActMul: case OpFamily::ActBwd: return 2;
+    case OpFamily::Ternary: case OpFamily::ActMulBwd: return 3;
+    default: return 1;
+  }
 }
 
 bool uniform(OpFamily f) {
   switch (f) {
     case OpFamily::Unary: case OpFamily::UnaryPred: case OpFamily::Activation:
     case OpFamily::Binary: case OpFamily::Ternary: case OpFamily::Scalar:
-    case OpFamily::Compare: case OpFamily::Logical: return true;
+    case OpFamily::Compare: case OpFamily::Logical: case OpFamily::ActMul:
+    case OpFamily::ActBwd: case OpFamily::ActMulBwd: return true;
     default: return false;
   }
 }

@@ -83,6 +83,9 @@ Tensor call_op(OpId op, const std::vector<Tensor>& in, double s0) {
   case OpId::name: return name(in[0], in[1], in[2]);
 #define NUMR_SCALAR(name, d, g) \
   case OpId::name: return name(in[0], s0);
+#define NUMR_ACT_MUL(name, d, g) \
+  case OpId::name: return name(in[0], in[1]);
+#define NUMR_ACT_BWD(name, d, g) NUMR_ACT_MUL(name, d, g)
 #include "numr/op_table.def"
     case OpId::relu: return relu(in[0]);
     case OpId::sigmoid: return sigmoid(in[0]);
@@ -92,6 +95,16 @@ Tensor call_op(OpId op, const std::vector<Tensor>& in, double s0) {
     case OpId::leaky_relu: return leaky_relu(in[0], s0);
     case OpId::elu: return elu(in[0], s0);
     default: throw std::logic_error("not a plain elementwise op");
+  }
+}
+
+std::pair<Tensor, Tensor> call_act_mul_bwd(OpId op, const Tensor& g, const Tensor& a,
+                                           const Tensor& b) {
+  switch (op) {
+#define NUMR_ACT_MUL_BWD(name, d, gr) \
+  case OpId::name: return name(g, a, b);
+#include "numr/op_table.def"
+    default: throw std::logic_error("not a fused gate backward");
   }
 }
 
@@ -156,7 +169,8 @@ std::string check_broadcast(OpId op, int arity, DType t, Device dev) {
 
 int arity_of(OpId op) {
   switch (op_info(op).family) {
-    case OpFamily::Binary: case OpFamily::Compare: case OpFamily::Logical: return 2;
+    case OpFamily::Binary: case OpFamily::Compare: case OpFamily::Logical:
+    case OpFamily::ActMul: case OpFamily::ActBwd: return 2;
     case OpFamily::Ternary: return 3;
     default: return 1;
   }
@@ -183,6 +197,57 @@ TEST(ParityElementwise, Binary) { run_family({OpFamily::Binary}); }
 TEST(ParityElementwise, Ternary) { run_family({OpFamily::Ternary}); }
 TEST(ParityElementwise, Scalar) { run_family({OpFamily::Scalar}); }
 TEST(ParityElementwise, CompareAndLogical) { run_family({OpFamily::Compare, OpFamily::Logical}); }
+
+TEST(ParityElementwise, FusedGates) { run_family({OpFamily::ActMul, OpFamily::ActBwd}); }
+
+// (d_a, d_b) of each fused gate against the reference, also with broadcast operands
+// (whose gradient the front end reduces to the operand's shape).
+TEST(ParityElementwise, FusedGateBackward) {
+  for (const OpInfo& info : all_ops()) {
+    if (info.family != OpFamily::ActMulBwd) continue;
+    for_each_case(info.id, dtypes_of(info.id), [&](DType t, Device dev) -> std::string {
+      uint64_t seed = 50;
+      const std::vector<std::vector<Shape>> cases = {
+          {{1}, {1}, {1}}, {{7}, {7}, {7}}, {{33, 17}, {33, 17}, {33, 17}},
+          {{5, 7, 11}, {5, 7, 11}, {5, 7, 11}}, {{2, 1030}, {2, 1030}, {2, 1030}},
+          {{65537}, {65537}, {65537}}, {{0, 3}, {0, 3}, {0, 3}},
+          {{33, 17}, {33, 17}, {17}},  // b broadcast: d_b sums over rows
+          {{5, 7}, {5, 1}, {5, 7}}};   // a broadcast
+      for (const auto& s : cases) {
+        for (Layout l : kLayouts) {
+          InputSpec spec;
+          spec.specials = true;
+          spec.layout = l;
+          const Tensor g = make_input(s[0], t, dev, spec, seed++);
+          const Tensor a = make_input(s[1], t, dev, spec, seed++);
+          const Tensor b = make_input(s[2], t, dev, InputSpec{}, seed++);
+          const RefTensor rg = to_ref(g), ra = to_ref(a), rb = to_ref(b);
+          RefTensor want_a = reference::elementwise(info.id, {&rg, &ra, &rb}, 0, 0, true, true, 0);
+          RefTensor want_b = reference::elementwise(info.id, {&rg, &ra, &rb}, 0, 0, true, true, 1);
+          auto reduce_to = [](const RefTensor& r, const Shape& shape) {
+            if (r.shape == shape) return r;
+            std::vector<int64_t> dims;
+            const int64_t lead = int64_t(r.shape.size() - shape.size());
+            for (int64_t d = 0; d < int64_t(r.shape.size()); ++d)
+              if (d < lead || (shape[size_t(d - lead)] == 1 && r.shape[size_t(d)] != 1))
+                dims.push_back(d);
+            RefTensor out = reference::reduce(OpId::sum, r, dims, true);
+            out.shape = shape;
+            return out;
+          };
+          want_a = reduce_to(want_a, s[1]);
+          want_b = reduce_to(want_b, s[2]);
+          const auto [da, db] = call_act_mul_bwd(info.id, g, a, b);
+          const int64_t k = std::max<int64_t>(1, shape_numel(s[0]) / std::max<int64_t>(1, shape_numel(s[2])));
+          std::string msg = compare(da, want_a, accumulation_tolerance(t, k));
+          if (msg.empty()) msg = compare(db, want_b, accumulation_tolerance(t, k));
+          if (!msg.empty()) return shape_str(s[1]) + " x " + shape_str(s[2]) + ": " + msg;
+        }
+      }
+      return "";
+    });
+  }
+}
 
 TEST(ParityElementwise, WhereCond) {
   for_each_case(OpId::where_cond, dtypes_of(OpId::where_cond), [](DType t, Device dev) -> std::string {

@@ -24,6 +24,9 @@ Var gelu(const Var& x);
 Var softplus(const Var& x);
 Var leaky_relu(const Var& x, double negative_slope = 0.01);
 Var elu(const Var& x, double alpha = 1.0);
+// Fused gates act(a) * b; gradients through the fused backward kernel.
+#define NUMR_ACT_MUL(name, dtypes, grad) Var name(const Var& a, const Var& b);
+#include "numr/op_table.def"
 Var where_cond(const Var& cond, const Var& x, const Var& y);
 Var clamp(const Var& x, std::optional<double> lo, std::optional<double> hi);
 

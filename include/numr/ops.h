@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "numr/op_info.h"
@@ -31,6 +32,17 @@ Tensor elu(const Tensor& x, double alpha = 1.0);
 #define NUMR_TERNARY(name, dtypes, grad) \
   Tensor name(const Tensor& a, const Tensor& b, const Tensor& c);
 #define NUMR_SCALAR(name, dtypes, grad) Tensor name(const Tensor& x, double s);
+#include "numr/op_table.def"
+
+// ---- fused gates (op_table.def: ActMul, ActBwd, ActMulBwd) ----
+// act_mul(a, b) = act(a) * b in one pass; a and b broadcast.
+// act_bwd(grad_out, x) = grad_out * act'(x).
+// act_mul_bwd(grad_out, a, b) = (grad_out * b * act'(a), grad_out * act(a)) in one pass,
+// each reduced to its input's shape when that input was broadcast.
+#define NUMR_ACT_MUL(name, dtypes, grad) Tensor name(const Tensor& a, const Tensor& b);
+#define NUMR_ACT_BWD(name, dtypes, grad) Tensor name(const Tensor& grad_out, const Tensor& x);
+#define NUMR_ACT_MUL_BWD(name, dtypes, grad) \
+  std::pair<Tensor, Tensor> name(const Tensor& grad_out, const Tensor& a, const Tensor& b);
 #include "numr/op_table.def"
 
 // cond (Bool) ? x : y, all three broadcast together.

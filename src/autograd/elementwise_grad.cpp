@@ -1,5 +1,7 @@
 // Var ops and gradient rules of the elementwise families. Each rule is written with Var
-// ops, so it is itself differentiable (second and higher order).
+// ops, so it is itself differentiable (second and higher order). The common activations
+// take a shortcut in the plain backward pass (recording off): one fused kernel computing
+// grad * act'(x), where a non-finite derivative counts as 0.
 #include <cmath>
 #include <numbers>
 
@@ -131,7 +133,8 @@ Var cosh(const Var& x) {
                [](const Var& g, const Var& in, const Node&) { return g * sinh(in); });
 }
 Var tanh(const Var& x) {
-  return unary("tanh", x, tanh(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+  return unary("tanh", x, tanh(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
+    if (!grad_enabled()) return constant(tanh_bwd(g.tensor(), in.tensor()));
     return g * (1.0 - square(n.output()));
   });
 }
@@ -165,17 +168,20 @@ NUMR_STEP_OP(trunc)
 // ---- activations ----
 Var relu(const Var& x) {
   return unary("relu", x, relu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    if (!grad_enabled()) return constant(relu_bwd(g.tensor(), in.tensor()));
     return g * mask_like(gt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
   });
 }
 Var sigmoid(const Var& x) {
-  return unary("sigmoid", x, sigmoid(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+  return unary("sigmoid", x, sigmoid(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
+    if (!grad_enabled()) return constant(sigmoid_bwd(g.tensor(), in.tensor()));
     const Var s = n.output();
     return g * s * (1.0 - s);
   });
 }
 Var silu(const Var& x) {
   return unary("silu", x, silu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    if (!grad_enabled()) return constant(silu_bwd(g.tensor(), in.tensor()));
     const Var s = sigmoid(in);
     return g * s * (1.0 + in * (1.0 - s));
   });
@@ -183,6 +189,7 @@ Var silu(const Var& x) {
 Var gelu(const Var& x) {
   // gelu(x) = x * s, s = sigmoid(k (x + c x^3)); d/dx = s + x s (1 - s) k (1 + 3 c x^2).
   return unary("gelu", x, gelu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    if (!grad_enabled()) return constant(gelu_bwd(g.tensor(), in.tensor()));
     constexpr double k = 2 * 0.7978845608028654, c = 0.044715;
     const Var s = sigmoid(k * (in + c * in * square(in)));
     return g * (s + in * s * (1.0 - s) * (k * (1.0 + 3.0 * c * square(in))));

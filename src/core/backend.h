@@ -35,9 +35,12 @@ TensorRef ref_of(const Tensor& t);
 // stride 0. out is contiguous and never overlaps an input.
 // Scalars: scalar ops use scalars[0]; leaky_relu/elu their slope/alpha in scalars[0];
 // clamp uses scalars[0] (lo) and scalars[1] (hi), with has_lo/has_hi.
+// ActMulBwd ops have two outputs: out (d_a) and out2 (d_b), both contiguous.
 struct ElementwiseCall {
   OpId op;
   TensorRef out;
+  TensorRef out2;
+  int n_out = 1;
   std::array<TensorRef, 3> in;
   int n_in = 0;
   std::array<double, 2> scalars{0.0, 0.0};

@@ -42,6 +42,50 @@ template <class T> T softplus(T x) {
 template <class T> T leaky_relu(T x, T slope) { return select(x < T(0), slope * x, x); }
 template <class T> T elu(T x, T alpha) { return select(x < T(0), alpha * expm1(x), x); }
 
+// ---- activation derivatives, written once ----
+template <class T> T relu_grad(T x) { return select(x > T(0), T(1), T(0)); }
+template <class T> T sigmoid_grad(T x) {
+  const T s = sigmoid(x);
+  return s * (T(1) - s);
+}
+template <class T> T silu_grad(T x) {
+  const T s = sigmoid(x);
+  return s * (T(1) + x * (T(1) - s));
+}
+// d/dx [x * sigmoid(k u)], u = x + c x^3: s + x s (1 - s) k (1 + 3 c x^2).
+template <class T> T gelu_grad(T x) {
+  const T k(2 * 0.7978845608028654), c(0.044715);
+  const T s = T(1) / (T(1) + exp(-(k * (x + c * x * x * x))));
+  return s + x * s * (T(1) - s) * k * (T(1) + T(3) * c * x * x);
+}
+template <class T> T tanh_grad(T x) {
+  const T t = tanh(x);
+  return T(1) - t * t;
+}
+// A derivative that is not finite (e.g. x * (1 - s) at x = -inf) counts as 0, as in numr.
+template <class T> T finite_or_zero(T d) { return select(d - d == T(0), d, T(0)); }
+
+// ---- activation backward: grad_out * act'(x) ----
+template <class T> T relu_bwd(T g, T x) { return g * finite_or_zero(relu_grad(x)); }
+template <class T> T sigmoid_bwd(T g, T x) { return g * finite_or_zero(sigmoid_grad(x)); }
+template <class T> T silu_bwd(T g, T x) { return g * finite_or_zero(silu_grad(x)); }
+template <class T> T gelu_bwd(T g, T x) { return g * finite_or_zero(gelu_grad(x)); }
+template <class T> T tanh_bwd(T g, T x) { return g * finite_or_zero(tanh_grad(x)); }
+
+// ---- fused gates: act(a) * b, and their backward (d_a, d_b) ----
+template <class T> T silu_mul(T a, T b) { return silu(a) * b; }
+template <class T> T gelu_mul(T a, T b) { return gelu(a) * b; }
+template <class T> T relu_mul(T a, T b) { return relu(a) * b; }
+template <class T> T sigmoid_mul(T a, T b) { return sigmoid(a) * b; }
+#define NUMR_ACT_MUL_BWD_FORMULA(act)                                                   \
+  template <class T> T act##_mul_bwd_a(T g, T a, T b) { return g * b * finite_or_zero(act##_grad(a)); } \
+  template <class T> T act##_mul_bwd_b(T g, T a, T) { return g * act(a); }
+NUMR_ACT_MUL_BWD_FORMULA(silu)
+NUMR_ACT_MUL_BWD_FORMULA(gelu)
+NUMR_ACT_MUL_BWD_FORMULA(relu)
+NUMR_ACT_MUL_BWD_FORMULA(sigmoid)
+#undef NUMR_ACT_MUL_BWD_FORMULA
+
 // ---- binary ----
 template <class T> T add(T a, T b) { return a + b; }
 template <class T> T sub(T a, T b) { return a - b; }

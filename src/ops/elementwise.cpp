@@ -40,6 +40,42 @@ Tensor nary(OpId op, std::initializer_list<const Tensor*> ins, bool to_bool) {
   return launch(call, ins, shape, to_bool ? DType::Bool : first.dtype(), first.device());
 }
 
+// Sums t over the dims that broadcasting stretched to reach t's shape from `shape`.
+Tensor reduce_to(const Tensor& t, const Shape& shape) {
+  if (t.shape() == shape) return t;
+  const int64_t lead = t.dim() - int64_t(shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (d < lead || (shape[size_t(d - lead)] == 1 && t.shape()[size_t(d)] != 1)) dims.push_back(d);
+  return reshape(sum(t, dims, true), shape);
+}
+
+// Both gradients of a fused gate in one pass over (grad_out, a, b).
+std::pair<Tensor, Tensor> act_mul_bwd(OpId op, const Tensor& g, const Tensor& a,
+                                      const Tensor& b) {
+  ops::check_same(op_name(op), {&g, &a, &b});
+  ops::check_dtype(op, a.dtype());
+  Shape shape = broadcast_shapes(op_name(op), a.shape(), b.shape());
+  shape = broadcast_shapes(op_name(op), shape, g.shape());
+  // A gradient that must still be summed over broadcast dims stays in the compute type
+  // (f32 for F16/BF16) until the sum is done, so it is rounded once.
+  const DType wide = compute_dtype(a.dtype());
+  Tensor da = Tensor::empty(shape, a.shape() == shape ? a.dtype() : wide, a.device());
+  Tensor db = Tensor::empty(shape, b.shape() == shape ? b.dtype() : wide, a.device());
+  if (da.numel() != 0) {
+    ElementwiseCall call;
+    call.op = op;
+    call.out = ref_of(da);
+    call.out2 = ref_of(db);
+    call.n_out = 2;
+    call.in = {ops::broadcast_ref(g, shape), ops::broadcast_ref(a, shape),
+               ops::broadcast_ref(b, shape)};
+    call.n_in = 3;
+    backend_for(a.device()).elementwise(call);
+  }
+  return {reduce_to(da, a.shape()).cast(a.dtype()), reduce_to(db, b.shape()).cast(b.dtype())};
+}
+
 Tensor scalar_op(OpId op, const Tensor& x, double s) {
   ops::check_defined(op_name(op), x);
   ops::check_dtype(op, x.dtype());
@@ -65,6 +101,18 @@ Tensor scalar_op(OpId op, const Tensor& x, double s) {
   }
 #define NUMR_SCALAR(name, dtypes, grad) \
   Tensor name(const Tensor& x, double s) { return scalar_op(OpId::name, x, s); }
+#include "numr/op_table.def"
+
+#define NUMR_ACT_MUL(name, dtypes, grad) \
+  Tensor name(const Tensor& a, const Tensor& b) { return nary(OpId::name, {&a, &b}, false); }
+#define NUMR_ACT_BWD(name, dtypes, grad)                   \
+  Tensor name(const Tensor& grad_out, const Tensor& x) {   \
+    return nary(OpId::name, {&grad_out, &x}, false);       \
+  }
+#define NUMR_ACT_MUL_BWD(name, dtypes, grad)                                                 \
+  std::pair<Tensor, Tensor> name(const Tensor& grad_out, const Tensor& a, const Tensor& b) { \
+    return act_mul_bwd(OpId::name, grad_out, a, b);                                         \
+  }
 #include "numr/op_table.def"
 
 Tensor relu(const Tensor& x) { return unary(OpId::relu, x, x.dtype()); }

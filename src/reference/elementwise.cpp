@@ -7,8 +7,14 @@
 namespace numr::reference {
 namespace {
 
-double apply(OpId op, const double* x, double s0, double s1, bool has_lo, bool has_hi) {
+double apply(OpId op, const double* x, double s0, double s1, bool has_lo, bool has_hi,
+             int output) {
   switch (op) {
+#define NUMR_ACT_MUL(name, d, g) \
+  case OpId::name: return math::name(x[0], x[1]);
+#define NUMR_ACT_BWD(name, d, g) NUMR_ACT_MUL(name, d, g)
+#define NUMR_ACT_MUL_BWD(name, d, g) \
+  case OpId::name: return output == 0 ? math::name##_a(x[0], x[1], x[2]) : math::name##_b(x[0], x[1], x[2]);
 #define NUMR_UNARY(name, d, g) \
   case OpId::name: return math::name(x[0]);
 #define NUMR_UNARY_PRED(name, d, g) NUMR_UNARY(name, d, g)
@@ -37,7 +43,7 @@ double apply(OpId op, const double* x, double s0, double s1, bool has_lo, bool h
 }  // namespace
 
 RefTensor elementwise(OpId op, const std::vector<const RefTensor*>& ins, double s0, double s1,
-                      bool has_lo, bool has_hi) {
+                      bool has_lo, bool has_hi, int output) {
   Shape shape;
   for (const RefTensor* t : ins) shape = broadcast_shapes("reference", shape, t->shape);
   RefTensor out{shape, std::vector<double>(size_t(shape_numel(shape)))};
@@ -60,7 +66,7 @@ RefTensor elementwise(OpId op, const std::vector<const RefTensor*>& ins, double 
       for (size_t d = 0; d < nd; ++d) off += idx[d] * st[k][d];
       x[k] = ins[k]->v[size_t(off)];
     }
-    out.v[flat] = apply(op, x, s0, s1, has_lo, has_hi);
+    out.v[flat] = apply(op, x, s0, s1, has_lo, has_hi, output);
     for (size_t d = nd; d-- > 0;) {
       if (++idx[d] < shape[d]) break;
       idx[d] = 0;

@@ -22,8 +22,9 @@ struct RefTensor {
 // Logical, Select, Clamp) with NumPy broadcasting. Results of predicates, compares and
 // logical ops are 1.0 / 0.0. scalars as in ElementwiseCall. `integer` selects the integer
 // semantics (wrapping is not modelled: tests keep integer values small).
+// ActMulBwd ops have two outputs: `output` 0 is d_a, 1 is d_b (in the broadcast shape).
 RefTensor elementwise(OpId op, const std::vector<const RefTensor*>& ins, double s0 = 0.0,
-                      double s1 = 0.0, bool has_lo = true, bool has_hi = true);
+                      double s1 = 0.0, bool has_lo = true, bool has_hi = true, int output = 0);
 
 // Reduce family over sorted unique dims (empty = all). argmax/argmin take at most one dim
 // (none = flattened). correction for var/std.

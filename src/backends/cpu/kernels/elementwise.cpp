@@ -73,6 +73,50 @@ inline void map_n(int64_t n, typename V::scalar* out, const typename V::scalar* 
   }
 }
 
+// Two outputs from one pass over the inputs (the fused gate backward).
+template <class V>
+struct Two {
+  V first, second;
+};
+
+template <class V, class F>
+inline void map_n2(int64_t n, typename V::scalar* out0, typename V::scalar* out1,
+                   const typename V::scalar* const* in, F&& f) {
+  using S = typename V::scalar;
+  constexpr int W = V::width;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const Two<V> r = f(V::load(in[0] + i), V::load(in[1] + i), V::load(in[2] + i));
+    r.first.store(out0 + i);
+    r.second.store(out1 + i);
+  }
+  if (i < n) {
+    S buf[3][W] = {};
+    S res0[W], res1[W];
+    const int64_t r = n - i;
+    for (int k = 0; k < 3; ++k) std::memcpy(buf[k], in[k] + i, size_t(r) * sizeof(S));
+    const Two<V> t = f(V::load(buf[0]), V::load(buf[1]), V::load(buf[2]));
+    t.first.store(res0);
+    t.second.store(res1);
+    std::memcpy(out0 + i, res0, size_t(r) * sizeof(S));
+    std::memcpy(out1 + i, res1, size_t(r) * sizeof(S));
+  }
+}
+
+template <class V>
+void float_body2(const Args& a, int64_t n, typename V::scalar* out0, typename V::scalar* out1,
+                 const typename V::scalar* const* in) {
+  switch (a.op) {
+#define NUMR_ACT_MUL_BWD(name, d, g)                                          \
+  case OpId::name:                                                            \
+    return map_n2<V>(n, out0, out1, in, [](V gr, V x, V y) {                  \
+      return Two<V>{name##_a(gr, x, y), name##_b(gr, x, y)};                  \
+    });
+#include "numr/op_table.def"
+    default: return;
+  }
+}
+
 template <class V>
 void float_body(const Args& a, int64_t n, typename V::scalar* out,
                 const typename V::scalar* const* in, int n_in) {
@@ -87,6 +131,8 @@ void float_body(const Args& a, int64_t n, typename V::scalar* out,
   case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V y, V) { return name(x, y); });
 #define NUMR_COMPARE(name, d, g) NUMR_BINARY(name, d, g)
 #define NUMR_LOGICAL(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_ACT_MUL(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_ACT_BWD(name, d, g) NUMR_BINARY(name, d, g)
 #define NUMR_TERNARY(name, d, g) \
   case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V y, V z) { return name(x, y, z); });
 #define NUMR_SCALAR(name, d, g) \
@@ -175,21 +221,37 @@ void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in) {
 }
 
 template <class C>
+void run_body2(const Args& a, int64_t n, C* out0, C* out1, const C* const* in) {
+  if constexpr (std::is_same_v<C, float>) {
+    float_body2<VF>(a, n, out0, out1, in);
+  } else if constexpr (std::is_same_v<C, double>) {
+    float_body2<VD>(a, n, out0, out1, in);
+  }
+}
+
+template <class C>
 void run(const ElementwiseCall& call, const LoopPlan& plan) {
   const Args args{call.op, call.scalars[0], call.scalars[1], call.has_lo, call.has_hi};
   const int n_in = call.n_in;
   const DType out_dt = call.out.dtype;
   const bool out_direct = compute_dtype(out_dt) == out_dt && dtype_of_v<C> == out_dt;
   char* out_base = static_cast<char*>(call.out.base) + call.out.offset * int64_t(dtype_size(out_dt));
+  const DType out2_dt = call.n_out == 2 ? call.out2.dtype : out_dt;
+  const bool out2_direct = dtype_of_v<C> == out2_dt;
+  char* out2_base = call.n_out == 2 ? static_cast<char*>(call.out2.base) +
+                                          call.out2.offset * int64_t(dtype_size(out2_dt))
+                                    : nullptr;
   const char* in_base[3] = {};
   for (int k = 0; k < n_in; ++k)
     in_base[k] = static_cast<const char*>(call.in[size_t(k)].base) +
                  call.in[size_t(k)].offset * int64_t(dtype_size(call.in[size_t(k)].dtype));
   const int64_t grain = 16384;
-  const bool stream = out_direct && plan.numel * int64_t(sizeof(C)) >= kStreamBytes;
+  const bool stream =
+      out_direct && call.n_out == 1 && plan.numel * int64_t(sizeof(C)) >= kStreamBytes;
   ThreadPool::instance().parallel_for(plan.numel, grain, [&](int64_t begin, int64_t end) {
     alignas(64) C buf_in[3][kChunk];
     alignas(64) C buf_out[kChunk];
+    alignas(64) C buf_out2[kChunk];
     tl_stream_out = stream;
     for_each_row(plan, begin, end, [&](const int64_t* offs, int64_t len) {
       const int64_t last = plan.ndim - 1;
@@ -208,7 +270,14 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
           }
         }
         char* po = out_base + (offs[0] + j) * int64_t(dtype_size(out_dt));
-        if (out_direct) {
+        if (call.n_out == 2) {  // both outputs share out's layout; dtypes may differ
+          char* po2 = out2_base + (offs[0] + j) * int64_t(dtype_size(out2_dt));
+          C* o1 = out_direct ? reinterpret_cast<C*>(po) : buf_out;
+          C* o2 = out2_direct ? reinterpret_cast<C*>(po2) : buf_out2;
+          run_body2<C>(args, m, o1, o2, ins);
+          if (!out_direct) scatter_row<C>(buf_out, m, po, out_dt);
+          if (!out2_direct) scatter_row<C>(buf_out2, m, po2, out2_dt);
+        } else if (out_direct) {
           run_body<C>(args, m, reinterpret_cast<C*>(po), ins, n_in);
         } else {
           run_body<C>(args, m, buf_out, ins, n_in);
