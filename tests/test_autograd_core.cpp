@@ -95,3 +95,48 @@ TEST(AutogradCore, GradcheckHarnessCatchesAWrongRule) {
 
 }  // namespace
 }  // namespace numr
+
+namespace numr {
+namespace {
+
+TEST(AutogradCore, CheckpointGivesTheSameGradients) {
+  const Tensor t0 = Tensor::from_vector<double>({0.3, -0.7, 1.1, 0.2}, {2, 2});
+  const Tensor t1 = Tensor::from_vector<double>({0.5, 0.25}, {2});
+  auto block = [](const std::vector<Var>& v) -> std::vector<Var> {
+    const Var h = silu(matmul(v[0], v[0]) + v[1]);
+    return {tanh(h) * v[1], sum(h)};
+  };
+  Var a(t0, true), b(t1, true);
+  const auto plain = block({a, b});
+  const Gradients g1 = backward(sum(plain[0]) + plain[1] * 2.0);
+  Var c(t0, true), d(t1, true);
+  const auto ck = checkpoint(block, {c, d});
+  EXPECT_FALSE(ck[0].grad_fn() == nullptr);
+  const Gradients g2 = backward(sum(ck[0]) + ck[1] * 2.0);
+  // Equal up to the order in which contributions are summed.
+  auto near = [](const Tensor& x, const Tensor& y) {
+    const auto u = x.to_vector<double>(), v = y.to_vector<double>();
+    for (size_t i = 0; i < u.size(); ++i) EXPECT_NEAR(u[i], v[i], 1e-14 * (1 + std::fabs(u[i])));
+  };
+  near(g1[a], g2[c]);
+  near(g1[b], g2[d]);
+  // Second order through a checkpoint.
+  const test::VarFn f = [&](const std::vector<Var>& v) {
+    const auto o = checkpoint(block, v);
+    return o[0] * o[1];
+  };
+  EXPECT_EQ(test::gradcheck(f, {t0, t1}), "");
+  EXPECT_EQ(test::gradgradcheck(f, {t0, t1}), "");
+}
+
+TEST(AutogradCore, HookFiresOncePerBackwardEvenThroughCheckpoint) {
+  Var x(Tensor::from_vector<double>({1.0, 2.0}, {2}), true);
+  int calls = 0;
+  x.register_hook([&](const Tensor&) { ++calls; });
+  const auto o = checkpoint([](const std::vector<Var>& v) -> std::vector<Var> { return {v[0] * v[0]}; }, {x});
+  backward(sum(o[0] + x));
+  EXPECT_EQ(calls, 1);
+}
+
+}  // namespace
+}  // namespace numr

@@ -24,8 +24,12 @@ Var sum_to(const Var& g, const Shape& shape) {
 
 std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, Var>>& seeds,
                                                bool create_graph,
-                                               const std::vector<Var>& extra_targets) {
+                                               const std::vector<Var>& stop_at) {
   GradModeGuard mode(create_graph);
+  std::unordered_set<uint64_t> terminal;
+  for (const Var& t : stop_at) terminal.insert(t.id());
+  const bool sub_pass = !stop_at.empty();
+  auto is_end = [&](const Var& v) { return sub_pass ? terminal.count(v.id()) != 0 : v.is_leaf(); };
   // Post-order DFS over the nodes reachable from the seeds.
   std::vector<Node*> order;
   std::unordered_set<Node*> seen;
@@ -33,7 +37,7 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
   std::vector<std::pair<Node*, size_t>> stack;
   for (const auto& [v, g] : seeds) {
     Node* root = v.grad_fn().get();
-    if (!root || !seen.insert(root).second) continue;
+    if (!root || is_end(v) || !seen.insert(root).second) continue;
     stack.push_back({root, 0});
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
@@ -41,9 +45,9 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
         const Var& in = node->input(next++);
         if (!in.requires_grad()) continue;
         Node* child = in.grad_fn().get();
-        if (!child) {
+        if (is_end(in)) {
           ++pending[in.id()];
-        } else if (seen.insert(child).second) {
+        } else if (child && seen.insert(child).second) {
           stack.push_back({child, 0});
         }
       } else {
@@ -52,8 +56,6 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
       }
     }
   }
-  std::unordered_set<uint64_t> keep;
-  for (const Var& t : extra_targets) keep.insert(t.id());
 
   std::unordered_map<uint64_t, Var> grads;
   std::unordered_map<uint64_t, Var> leaves;  // leaf id -> the leaf (for hooks)
@@ -71,6 +73,7 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
     accumulate(v, g);
   }
   auto fire_hooks = [&](const Var& leaf) {
+    if (sub_pass) return;
     const Tensor& g = grads.at(leaf.id()).tensor();
     for (const auto& hook : AutogradAccess::hooks(leaf)) hook(g);
   };
@@ -79,7 +82,7 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
     auto found = grads.find(node->output_id());
     if (found == grads.end()) continue;
     const Var g = found->second;
-    if (!keep.count(node->output_id())) grads.erase(found);
+    grads.erase(found);
     const std::vector<Var> in_grads = node->apply(g);
     if (in_grads.size() != node->inputs().size())
       fail<BackendError>(node->name(), "gradient rule returned ", in_grads.size(),
@@ -94,12 +97,19 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
                              shape_str(in.shape()));
         accumulate(in, in_grads[i]);
       }
-      if (in.is_leaf() && --pending[in.id()] == 0 && grads.count(in.id())) fire_hooks(in);
+      if (is_end(in) && --pending[in.id()] == 0 && in.is_leaf() && grads.count(in.id()))
+        fire_hooks(in);
     }
   }
   // A seed that is itself a leaf has no node; its hooks fire now.
   for (const auto& [v, g] : seeds)
     if (v.is_leaf() && v.requires_grad() && !pending.count(v.id())) fire_hooks(v);
+  if (sub_pass) {
+    std::unordered_map<uint64_t, Var> out;
+    for (const Var& t : stop_at)
+      if (auto it = grads.find(t.id()); it != grads.end()) out.emplace(t.id(), it->second);
+    return out;
+  }
   return grads;
 }
 

@@ -73,10 +73,12 @@ class GradModeGuard {
 };
 
 // The engine: gradients of the seeds' Vars (each seeded with its gradient) with respect to
-// every leaf that requires grad and is reached, plus any Var in `extra_targets`.
+// every leaf that requires grad and is reached. With `stop_at`, the walk ends at those
+// Vars instead (their own history is not entered), only their gradients are returned and
+// no hook fires: a sub-pass inside a gradient rule (checkpoint).
 std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, Var>>& seeds,
                                                bool create_graph,
-                                               const std::vector<Var>& extra_targets = {});
+                                               const std::vector<Var>& stop_at = {});
 
 // Sums g over the dims that broadcasting added or stretched, giving `shape`.
 Var sum_to(const Var& g, const Shape& shape);
