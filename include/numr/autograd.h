@@ -43,6 +43,10 @@ class Var {
   int64_t dim() const { return tensor().dim(); }
   int64_t numel() const { return tensor().numel(); }
 
+  // Replaces a leaf's value (same shape, dtype and device), as an optimizer step does.
+  // Graphs recorded before see the new value; record a new one after updating.
+  void assign(Tensor value);
+
   // Called with this leaf's gradient as soon as backward() has accumulated every
   // contribution to it (before the pass finishes), e.g. to start an all-reduce early.
   void register_hook(std::function<void(const Tensor&)> hook);

@@ -48,6 +48,17 @@ void Var::register_hook(std::function<void(const Tensor&)> hook) {
   impl_->hooks.push_back(std::move(hook));
 }
 
+void Var::assign(Tensor value) {
+  if (!impl_) fail<InvalidArgument>("assign", "undefined Var");
+  if (!is_leaf()) fail<InvalidArgument>("assign", "only leaves can be assigned");
+  const Tensor& old = impl_->value;
+  if (!value.defined() || value.shape() != old.shape() || value.dtype() != old.dtype() ||
+      value.device() != old.device())
+    fail<InvalidArgument>("assign", "new value must match shape ", shape_str(old.shape()), ", ",
+                          old.dtype(), " on ", old.device());
+  impl_->value = std::move(value);
+}
+
 Var Node::output() const {
   std::shared_ptr<Var::Impl> impl = output_.lock();
   if (!impl) fail<BackendError>(name_, "output of the node is gone");

@@ -1,0 +1,62 @@
+// Optimizers: update leaf Vars from the gradients backward() returned.
+//   AdamW opt(params, {.lr = 1e-3});
+//   for (...) { Gradients g = backward(loss(...)); opt.step(g); }
+#pragma once
+
+#include <vector>
+
+#include "numr/autograd.h"
+
+namespace numr {
+
+class Optimizer {
+ public:
+  explicit Optimizer(std::vector<Var> params);
+  virtual ~Optimizer() = default;
+  // Applies one update to every parameter that has a gradient in g.
+  virtual void step(const Gradients& g) = 0;
+  const std::vector<Var>& params() const { return params_; }
+
+ protected:
+  std::vector<Var> params_;
+};
+
+struct SgdOptions {
+  double lr = 0.01;
+  double momentum = 0.0;
+  double weight_decay = 0.0;  // added to the gradient (L2), as in classic SGD
+  bool nesterov = false;
+};
+
+// v = momentum * v + (g + weight_decay * p);  p -= lr * (nesterov ? g + momentum * v : v)
+class Sgd : public Optimizer {
+ public:
+  Sgd(std::vector<Var> params, SgdOptions options);
+  void step(const Gradients& g) override;
+
+ private:
+  SgdOptions opt_;
+  std::vector<Tensor> velocity_;
+};
+
+struct AdamWOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.01;  // decoupled: p -= lr * weight_decay * p
+};
+
+// Adam with decoupled weight decay (Loshchilov & Hutter), bias-corrected moments.
+class AdamW : public Optimizer {
+ public:
+  AdamW(std::vector<Var> params, AdamWOptions options);
+  void step(const Gradients& g) override;
+  int64_t steps() const { return t_; }
+
+ private:
+  AdamWOptions opt_;
+  int64_t t_ = 0;
+  std::vector<Tensor> m_, v_;
+};
+
+}  // namespace numr
