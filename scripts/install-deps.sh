@@ -3,7 +3,7 @@
 # through sudo; safe to run again.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config libopenblas-dev libsleef-dev libgtest-dev)
+packages=(cmake ninja-build g++ pkg-config libopenblas-dev libsleef-dev libdnnl-dev libgtest-dev)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(libtorch-dev)  # the peer the benchmark program compares with
 fi

@@ -1,6 +1,6 @@
 // Parity of matmul against the float64 reference: sizes around the BLAS's tile widths,
 // batches (shared, per-item and broadcast), transposed, strided and flipped operands,
-// K = 0 and empty results, for every float dtype.
+// K = 0 and empty results, large and long-K products, for every float dtype.
 #include <array>
 #include <string>
 
@@ -92,6 +92,26 @@ TEST(ParityMatmul, Layouts) {
         cases.push_back({{2, 6, 9}, {2, 9, 65}, la, lb});
         cases.push_back({{130, 70}, {70, 90}, la, lb});
       }
+    return run_cases(cases, t, dev);
+  });
+}
+
+// Sizes past the GEMM kernels' blocking in every dim (odd, so every edge is partial),
+// transposed and strided operands with broadcast batches, and a long K: 16-bit types must
+// accumulate in f32, which a 16-bit running sum over 4096 terms would miss by far.
+TEST(ParityMatmul, LargeAndLongK) {
+  for_each_case(OpId::matmul, float_dtypes(), [](DType t, Device dev) {
+    const std::vector<Case> cases = {
+        {{257, 513}, {513, 129}},
+        {{257, 513}, {513, 129}, Layout::Transposed, Layout::Transposed},
+        {{3, 257, 513}, {513, 129}, Layout::Contiguous, Layout::Transposed},
+        {{257, 513}, {3, 513, 129}, Layout::Transposed, Layout::Strided},
+        {{2, 1, 65, 300}, {1, 3, 300, 70}, Layout::Strided, Layout::Transposed},
+        {{2, 130, 300}, {300, 70}, Layout::Flipped, Layout::Flipped},
+        {{65, 300}, {2, 300, 257}, Layout::Transposed, Layout::Contiguous},
+        {{2, 33, 4096}, {4096, 40}},
+        {{40, 4096}, {4096, 33}, Layout::Transposed, Layout::Strided},
+    };
     return run_cases(cases, t, dev);
   });
 }

@@ -296,7 +296,7 @@ void expect_error(const std::function<void()>& f, const std::string& op) {
 TEST(ParityShape, Errors) {
   const Tensor a = zeros({2, 3}), b = zeros({2, 4}), i = zeros({2, 3}, DType::I32);
   const Tensor s = zeros({});
-  expect_error<InvalidArgument>([] { cat({}, 0); }, "cat");
+  expect_error<InvalidArgument>([] { cat(std::vector<Tensor>{}, 0); }, "cat");
   expect_error<InvalidArgument>([&] { cat({a, Tensor()}, 0); }, "cat");
   expect_error<DTypeMismatch>([&] { cat({a, i}, 0); }, "cat");
   expect_error<ShapeMismatch>([&] { cat({a, b}, 0); }, "cat");
@@ -307,7 +307,7 @@ TEST(ParityShape, Errors) {
   EXPECT_EQ(cat({a, b}, 1).shape(), (Shape{2, 7}));
   EXPECT_EQ(cat({a, b}, -1).shape(), (Shape{2, 7}));
 
-  expect_error<InvalidArgument>([] { stack({}, 0); }, "stack");
+  expect_error<InvalidArgument>([] { stack(std::vector<Tensor>{}, 0); }, "stack");
   expect_error<DTypeMismatch>([&] { stack({a, i}, 0); }, "stack");
   expect_error<ShapeMismatch>([&] { stack({a, b}, 0); }, "stack");
   expect_error<InvalidDimension>([&] { stack({a, a}, 3); }, "stack");

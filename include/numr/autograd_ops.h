@@ -2,6 +2,7 @@
 // differentiable (compare, logical, predicates, argmax, ...) return Vars without history.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -66,6 +67,8 @@ Var matmul(const Var& a, const Var& b);
 
 Var cat(const std::vector<Var>& xs, int64_t dim);
 Var stack(const std::vector<Var>& xs, int64_t dim);
+Var cat(std::initializer_list<Var> xs, int64_t dim);
+Var stack(std::initializer_list<Var> xs, int64_t dim);
 std::vector<Var> split(const Var& x, int64_t split_size, int64_t dim);
 std::vector<Var> chunk(const Var& x, int64_t chunks, int64_t dim);
 Var repeat(const Var& x, const std::vector<int64_t>& repeats);

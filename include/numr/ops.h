@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -91,9 +93,54 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 // 1-D operands are not promoted: both must have at least 2 dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// ---- GEMM epilogues ----
+// The activation a fused epilogue applies. Gelu is the tanh approximation.
+enum class Activation : uint8_t { None, Relu, Gelu, Silu, Sigmoid, Tanh };
+std::string_view activation_name(Activation act);
+// Whether the backward of act needs the pre-activation (Gelu, Silu) or only the output
+// (None, Relu, Sigmoid, Tanh).
+bool needs_preactivation(Activation act);
+
+// act(a @ b + bias), the epilogue applied while each output block is in cache.
+// a: [M, K] or [B, M, K]; b: [K, N] (shared by every batch) or [B, K, N]; bias: [N]
+// -> [M, N] or [B, M, N].
+Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bias,
+                              Activation act);
+// a @ b + bias + residual; residual has the output's shape.
+Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias,
+                            const Tensor& residual);
+
+// The forward that also returns what its backward needs: `saved` is the pre-activation
+// a @ b + bias when needs_preactivation(act), else the output itself.
+struct EpilogueForward {
+  Tensor out, saved;
+};
+EpilogueForward matmul_bias_activation_fwd(const Tensor& a, const Tensor& b, const Tensor& bias,
+                                           Activation act);
+
+struct EpilogueGrads {
+  Tensor d_a, d_b, d_bias;
+};
+// Backward from what the forward saved (see matmul_bias_activation_fwd): one fused pass
+// for grad_pre = grad * act'(...) and d_bias = Σ rows of grad_pre, then d_a = grad_pre @ bᵀ
+// and d_b = aᵀ @ grad_pre (summed over batches when b is shared, per batch otherwise).
+EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor& a,
+                                               const Tensor& b, const Tensor& saved,
+                                               Activation act);
+// numr's signature: recomputes a @ b + bias first.
+EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, const Tensor& b,
+                                         const Tensor& bias, Activation act);
+// The fused pass alone: grad [.., N] and saved of the same shape ->
+// (grad_pre = grad * act'(...), d_bias = Σ over all leading dims of grad_pre).
+std::pair<Tensor, Tensor> bias_activation_bwd(const Tensor& grad, const Tensor& saved,
+                                              Activation act);
+
 // ---- shape ----
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
+// Brace lists: cat({a, b}, 0).
+inline Tensor cat(std::initializer_list<Tensor> xs, int64_t dim) { return cat(std::vector<Tensor>(xs), dim); }
+inline Tensor stack(std::initializer_list<Tensor> xs, int64_t dim) { return stack(std::vector<Tensor>(xs), dim); }
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim);  // views
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);      // views
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);           // torch.repeat

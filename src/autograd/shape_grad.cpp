@@ -196,4 +196,7 @@ Var pad(const Var& x, const std::vector<int64_t>& pads, double value) {
                 });
 }
 
+Var cat(std::initializer_list<Var> xs, int64_t dim) { return cat(std::vector<Var>(xs), dim); }
+Var stack(std::initializer_list<Var> xs, int64_t dim) { return stack(std::vector<Var>(xs), dim); }
+
 }  // namespace numr

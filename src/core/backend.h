@@ -11,6 +11,7 @@
 #include "numr/device.h"
 #include "numr/dtype.h"
 #include "numr/op_info.h"
+#include "numr/ops.h"
 #include "numr/shape.h"
 
 namespace numr {
@@ -75,6 +76,23 @@ struct MatmulCall {
   TensorRef a, b, out;
 };
 
+// out = act(a @ b + bias) (+ residual); pre = a @ b + bias when has_pre. a, b as in
+// MatmulCall; bias [N]; residual, out and pre contiguous [batch.., M, N].
+struct GemmEpilogueCall {
+  TensorRef a, b, bias, residual, out, pre;
+  Activation act = Activation::None;
+  bool has_residual = false, has_pre = false;
+};
+
+// grad, saved and grad_pre contiguous [rows, N]; d_bias [N]:
+// grad_pre = grad * act'(x), where x is saved (the pre-activation) when saved_is_pre, and
+// act' is computed from the output saved otherwise; d_bias = Σ_rows grad_pre.
+struct BiasActBwdCall {
+  TensorRef grad, saved, grad_pre, d_bias;
+  Activation act = Activation::None;
+  bool saved_is_pre = true;
+};
+
 // dst = src converted to dst's dtype; equal shapes, any strides on both (dst may be a view
 // into a larger tensor; dst never overlaps src).
 struct CopyCall {
@@ -128,6 +146,8 @@ class Backend {
   virtual void reduce(const ReduceCall& call) = 0;
   virtual void along_axis(const AxisCall& call) = 0;
   virtual void matmul(const MatmulCall& call) = 0;
+  virtual void matmul_epilogue(const GemmEpilogueCall& call) = 0;
+  virtual void bias_activation_bwd(const BiasActBwdCall& call) = 0;
   virtual void copy(const CopyCall& call) = 0;
   virtual void fill(const FillCall& call) = 0;
   virtual void sequence(const SequenceCall& call) = 0;

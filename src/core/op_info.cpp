@@ -27,10 +27,11 @@ std::string_view op_name(OpId id) { return kOps[size_t(id)].name; }
 bool op_accepts(OpId id, DType t) { return (op_info(id).dtype_mask & bit(t)) != 0; }
 
 std::string_view family_name(OpFamily f) {
-  static constexpr std::array<std::string_view, 21> kNames = {
+  static constexpr std::array<std::string_view, 22> kNames = {
       "Unary",   "UnaryPred", "Activation", "Binary", "Ternary", "Scalar", "Compare",
       "Logical", "Select",    "Clamp",      "Reduce", "Scan",    "Softmax", "Matmul",
-      "Shape",   "View",      "Copy",       "Factory", "ActMul", "ActBwd",  "ActMulBwd"};
+      "Shape",   "View",      "Copy",       "Factory", "ActMul", "ActBwd",  "ActMulBwd",
+      "Epilogue"};
   return kNames[size_t(f)];
 }
 

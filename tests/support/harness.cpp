@@ -279,6 +279,13 @@ const std::vector<Shape>& parity_shapes() {
 
 namespace {
 
+// s followed by spaces up to `width` (at least one).
+std::string padded(std::string_view s, size_t width) {
+  std::string out(s);
+  out.append(s.size() < width ? width - s.size() : 1, ' ');
+  return out;
+}
+
 // Prints the op x dtype x backend matrix after all tests and, on a full run, fails if an
 // op of the table has no parity result on the CPU for a dtype it accepts.
 class CoverageReport : public ::testing::Environment {
@@ -287,12 +294,11 @@ class CoverageReport : public ::testing::Environment {
     std::lock_guard<std::mutex> lock(g_cov_mu);
     std::ostringstream os;
     os << "\nCoverage (per backend: dtypes passed / accepted; S = skipped, F = failed)\n";
-    os << "op                 family      cpu            cuda           webgpu\n";
+    os << padded("op", 27) << padded("family", 12) << padded("cpu", 15) << padded("cuda", 15)
+       << "webgpu\n";
     std::vector<std::string> missing;
     for (const OpInfo& info : all_ops()) {
-      os << info.name << std::string(std::max<size_t>(1, 19 - info.name.size()), ' ')
-         << family_name(info.family)
-         << std::string(std::max<size_t>(1, 12 - family_name(info.family).size()), ' ');
+      os << padded(info.name, 27) << padded(family_name(info.family), 12);
       for (const char* be : {"cpu", "cuda", "webgpu"}) {
         int accepted = 0, passed = 0, failed = 0, skipped = 0;
         for (DType t : kAllDTypes) {
@@ -311,7 +317,7 @@ class CoverageReport : public ::testing::Environment {
         std::string cell = std::to_string(passed) + "/" + std::to_string(accepted);
         if (skipped) cell += " S" + std::to_string(skipped);
         if (failed) cell += " F" + std::to_string(failed);
-        os << cell << std::string(std::max<size_t>(1, 15 - cell.size()), ' ');
+        os << padded(cell, 15);
       }
       os << "\n";
     }

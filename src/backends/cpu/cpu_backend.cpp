@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "backends/cpu/gemm_epilogue.h"
 #include "backends/cpu/host_allocator.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/matmul.h"
@@ -58,6 +59,8 @@ class CpuBackend final : public Backend {
   void reduce(const ReduceCall& c) override { kernels().reduce(c); }
   void along_axis(const AxisCall& c) override { kernels().along_axis(c); }
   void matmul(const MatmulCall& c) override { cpu::matmul(c); }
+  void matmul_epilogue(const GemmEpilogueCall& c) override { cpu::matmul_epilogue(c); }
+  void bias_activation_bwd(const BiasActBwdCall& c) override { kernels().bias_activation_bwd(c); }
   void copy(const CopyCall& c) override { kernels().copy(c); }
   void fill(const FillCall& c) override { kernels().fill(c); }
   void sequence(const SequenceCall& c) override { kernels().sequence(c); }

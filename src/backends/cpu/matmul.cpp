@@ -1,7 +1,9 @@
-// Batched GEMM on the CPU through OpenBLAS. A matrix whose last two dims are row- or
-// column-major goes to sgemm/dgemm in place (NoTrans/Trans with its leading dimension);
-// any other layout is packed first. F16/BF16 are widened to f32, multiplied by sgemm and
-// narrowed back, as the dtype rules ask (half types compute in f32).
+// Batched GEMM on the CPU. BF16 and F32 products go to oneDNN's matmul primitive
+// (onednn_matmul.h), F16 too after widening to f32; F64 and products too small to repay
+// oneDNN's per-call cost go to OpenBLAS. For the BLAS, a matrix whose last two dims are
+// row- or column-major goes to sgemm/dgemm in place (NoTrans/Trans with its leading
+// dimension); any other layout is packed first. F16/BF16 are widened to f32, multiplied by
+// sgemm and narrowed back, as the dtype rules ask (half types compute in f32).
 #include "backends/cpu/matmul.h"
 
 #include <cblas.h>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/onednn_matmul.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
 
@@ -193,6 +196,51 @@ void gemm(DType ct, const Mat& a, const Mat& b, int64_t m, int64_t n, int64_t k,
                 b.ld, 0.0f, static_cast<float*>(c), int(ldc));
 }
 
+// Products below this many multiply-adds (all batch items together) go to the BLAS:
+// oneDNN's fixed cost per call (~2 us here) loses to OpenBLAS up to about 40x40x40, and
+// wins from 64x64x64 on (measured, BENCHMARKS.md).
+constexpr double kOnednnMinMacs = 65536.0;
+
+bool use_onednn(DType dt, int64_t n_batch, int64_t m, int64_t n, int64_t k) {
+  if (dt == DType::F64) return false;  // oneDNN has no f64 matmul
+  return double(n_batch) * double(m) * double(n) * double(k) >= kOnednnMinMacs;
+}
+
+// oneDNN's f16 matmul needs AVX512-FP16, which the CPUs this targets lack, so F16 is
+// widened to f32 (each distinct matrix once; broadcast batch dims stay broadcast),
+// multiplied by oneDNN's f32 kernel and narrowed back.
+bool onednn_widened(const MatmulCall& call, ThreadScratch& scratch) {
+  const size_t nd = call.out.shape.size();
+  auto widen = [nd](const TensorRef& r, Scratch& buffer) {
+    TensorRef src = r;
+    for (size_t d = 0; d + 2 < nd; ++d)
+      if (src.strides[d] == 0) src.shape[d] = 1;
+    TensorRef dst;
+    dst.dtype = DType::F32;
+    dst.shape = src.shape;
+    dst.strides = contiguous_strides(src.shape);
+    dst.base = buffer.get(size_t(shape_numel(src.shape)) * sizeof(float));
+    kernels().copy(CopyCall{src, dst});
+    dst.shape = r.shape;
+    for (size_t d = 0; d + 2 < nd; ++d)
+      if (r.strides[d] == 0) dst.strides[d] = 0;
+    return dst;
+  };
+  MatmulCall wide;
+  wide.a = widen(call.a, scratch.a);
+  wide.b = widen(call.b, scratch.b);
+  wide.out.dtype = DType::F32;
+  wide.out.shape = call.out.shape;
+  wide.out.strides = contiguous_strides(call.out.shape);
+  wide.out.base = scratch.c.get(size_t(call.out.numel()) * sizeof(float));
+  if (!onednn_matmul(wide)) return false;
+  const TensorRef& out = call.out;
+  kernels().from_f32(static_cast<const float*>(wide.out.base),
+                     static_cast<char*>(out.base) + out.offset * int64_t(dtype_size(out.dtype)),
+                     out.dtype, out.numel());
+  return true;
+}
+
 }  // namespace
 
 void matmul(const MatmulCall& call) {
@@ -203,6 +251,16 @@ void matmul(const MatmulCall& call) {
   if (k == 0) {
     kernels().fill(FillCall{out, 0.0});
     return;
+  }
+  {
+    const int64_t n_batch = out.numel() / (m * n);
+    ThreadScratch& scratch = thread_scratch();
+    if (use_onednn(out.dtype, n_batch, m, n, k)) {
+      const bool done = out.dtype == DType::F16 ? onednn_widened(call, scratch)
+                                                : onednn_matmul(call);
+      scratch.trim();
+      if (done) return;
+    }
   }
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
     fail<BackendLimitation>("matmul", "dims beyond the BLAS's 32-bit range: [", m, ", ", k,

@@ -12,6 +12,7 @@ struct KernelTable {
   void (*elementwise)(const ElementwiseCall&);
   void (*reduce)(const ReduceCall&);
   void (*along_axis)(const AxisCall&);
+  void (*bias_activation_bwd)(const BiasActBwdCall&);
   void (*copy)(const CopyCall&);
   void (*fill)(const FillCall&);
   void (*sequence)(const SequenceCall&);
@@ -26,6 +27,7 @@ struct KernelTable {
   void elementwise(const ElementwiseCall&);                    \
   void reduce(const ReduceCall&);                              \
   void along_axis(const AxisCall&);                            \
+  void bias_activation_bwd(const BiasActBwdCall&);             \
   void copy(const CopyCall&);                                  \
   void fill(const FillCall&);                                  \
   void sequence(const SequenceCall&);                          \
