@@ -65,6 +65,17 @@ Var log_softmax(const Var& x, int64_t dim);
 
 Var matmul(const Var& a, const Var& b);
 
+// GEMM epilogues (see ops.h). By default the forward saves only what the derivative
+// needs: the output for None, Relu, Sigmoid and Tanh, the pre-activation for Gelu and
+// Silu. recompute_preactivation saves nothing extra and recomputes a @ b + bias in the
+// backward instead: less memory for one more GEMM.
+struct EpilogueOptions {
+  bool recompute_preactivation = false;
+};
+Var matmul_bias_activation(const Var& a, const Var& b, const Var& bias, Activation act,
+                           EpilogueOptions options = {});
+Var matmul_bias_residual(const Var& a, const Var& b, const Var& bias, const Var& residual);
+
 Var cat(const std::vector<Var>& xs, int64_t dim);
 Var stack(const std::vector<Var>& xs, int64_t dim);
 Var cat(std::initializer_list<Var> xs, int64_t dim);

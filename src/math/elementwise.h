@@ -123,4 +123,9 @@ template <class T> T div_scalar(T x, T s) { return x / s; }
 template <class T> T pow_scalar(T x, T s) { return pow(x, s); }
 template <class T> T rsub_scalar(T x, T s) { return s - x; }
 
+// ---- activation derivatives from the output y = act(x), for a backward that saved only y ----
+template <class T> T relu_grad_from_out(T y) { return select(y > T(0), T(1), T(0)); }
+template <class T> T sigmoid_grad_from_out(T y) { return y * (T(1) - y); }
+template <class T> T tanh_grad_from_out(T y) { return T(1) - y * y; }
+
 }  // namespace numr::math

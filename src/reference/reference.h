@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "numr/op_info.h"
+#include "numr/ops.h"
 #include "numr/shape.h"
 
 namespace numr::reference {
@@ -36,5 +37,16 @@ RefTensor along_axis(OpId op, const RefTensor& x, int64_t dim);
 
 // a [.., M, K] @ b [.., K, N] with broadcast batch dims.
 RefTensor matmul(const RefTensor& a, const RefTensor& b);
+
+// GEMM epilogues. a [M, K] or [B, M, K]; b [K, N] (shared) or [B, K, N]; bias [N];
+// residual (may be null) shaped like the output. Returns act(a @ b + bias) (+ residual);
+// pre, when given, receives a @ b + bias.
+RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTensor& bias,
+                          Activation act, const RefTensor* residual = nullptr,
+                          RefTensor* pre = nullptr);
+// grad_pre = grad * act'(x) (x the pre-activation when saved_is_pre, else act' from the
+// output), a non-finite derivative counting as 0; d_bias [N] = Σ over all leading dims.
+void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
+                  bool saved_is_pre, RefTensor& grad_pre, RefTensor& d_bias);
 
 }  // namespace numr::reference

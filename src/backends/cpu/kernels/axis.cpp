@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 #include "backends/cpu/kernels/kernels.h"
@@ -26,7 +27,8 @@ namespace numr::cpu::NUMR_ISA {
 namespace {
 
 constexpr int64_t kChunk = 1024;  // elements per chunk along a row
-constexpr int64_t kTile = 256;    // inner columns per tile
+constexpr int64_t kTile = 256;    // inner columns per softmax tile: three passes stay in cache
+constexpr int64_t kScanTile = 4096;  // inner columns per scan tile: one pass, long reads
 constexpr int64_t kGrain = 16384;  // elements of work per thread task, at least
 constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded into double
 
@@ -68,10 +70,130 @@ Access<C> access_of(const AxisCall& c) {
 }
 
 // Splits the inner dim into tiles so that outer * tiles gives every thread work.
-inline int64_t tile_width(int64_t outer, int64_t inner) {
+inline int64_t tile_width(int64_t outer, int64_t inner, int64_t max_tile) {
   const int64_t threads = ThreadPool::instance().size();
   const int64_t t = ceil_div(inner, std::max<int64_t>(1, ceil_div(threads, outer)));
-  return std::clamp<int64_t>(ceil_div(t, 16) * 16, 16, kTile);
+  return std::clamp<int64_t>(ceil_div(t, 16) * 16, 16, max_tile);
+}
+
+// ---- vector helpers ----
+
+// Prefetches the lines of count elements kPrefetchBytes past p. Loops that do much work
+// per cache line keep too few misses in flight to stream from memory on their own.
+constexpr int64_t kPrefetchBytes = 2048;
+template <class C>
+inline void prefetch_ahead(const C* p, int64_t count) {
+  const char* ahead = reinterpret_cast<const char*>(p) + kPrefetchBytes;
+  for (int64_t k = 0; k < count * int64_t(sizeof(C)); k += 64) __builtin_prefetch(ahead + k);
+}
+
+// exp for float lanes, inlined: Cody-Waite reduction by ln 2 and a degree-6 polynomial
+// (the Cephes expf coefficients), within 2 ULP. Softmax spends most of its arithmetic
+// here, and the library call costs more than the polynomial. Below -87.3 the result is
+// 0 (the true value is a float subnormal, under every tolerance); NaN stays NaN.
+__attribute__((always_inline)) inline VF fast_exp(VF x) {
+  using I = vfm_raw;
+  const VF lo(-87.33654f), hi(88.0f);  // hi keeps 2^n finite
+  const auto under = x < lo;
+  x = select(x > hi, hi, x);
+  x = select(under, lo, x);
+  const VF magic(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const VF t = x * VF(1.44269504088896341f) + magic;
+  const VF n = t - magic;
+  I ni;
+  std::memcpy(&ni, &t.v, sizeof ni);
+  const I mi = ni - 0x4B400000;  // n as an integer: t's bits less magic's bits
+  VF r = x - n * VF(0.693359375f);
+  r = r - n * VF(-2.12194440e-4f);
+  VF p(1.9875691500e-4f);
+  p = p * r + VF(1.3981999507e-3f);
+  p = p * r + VF(8.3334519073e-3f);
+  p = p * r + VF(4.1665795894e-2f);
+  p = p * r + VF(1.6666665459e-1f);
+  p = p * r + VF(5.0000001201e-1f);
+  p = p * (r * r) + r + VF(1.0f);
+  const I bits = (mi + 127) << 23;
+  VF scale;
+  std::memcpy(&scale.v, &bits, sizeof bits);
+  return select(under, VF(0.0f), p * scale);
+}
+inline VD fast_exp(VD x) { return exp(x); }  // doubles keep the accurate one
+
+// Float lanes as many as VD has, for widening to double.
+typedef float vfd_raw __attribute__((vector_size(kWD * 4)));
+
+template <class C>
+inline VD load_wide(const C* p) {
+  if constexpr (std::is_same_v<C, double>) {
+    return VD::load(p);
+  } else {
+    vfd_raw h;
+    std::memcpy(&h, p, sizeof h);
+    return VD(__builtin_convertvector(h, vd_raw));
+  }
+}
+
+template <class C>
+inline void store_narrow(VD v, C* p) {
+  if constexpr (std::is_same_v<C, double>) {
+    v.store(p);
+  } else {
+    const vfd_raw h = __builtin_convertvector(v.v, vfd_raw);
+    std::memcpy(p, &h, sizeof h);
+  }
+}
+
+// Lanes moved up by K, the low K filled from f (the mask folds to a constant).
+template <int K>
+inline vd_raw shift_up(vd_raw x, vd_raw f) {
+  vdm_raw m;
+  for (int k = 0; k < kWD; ++k) m[k] = k < K ? kWD + k : k - K;
+  return __builtin_shuffle(x, f, m);
+}
+
+// Inclusive prefix sums (or products) across the lanes, in log2(width) steps.
+template <bool kProd>
+inline vd_raw lane_scan(vd_raw x) {
+  const vd_raw f = vd_raw{} + (kProd ? 1.0 : 0.0);
+  const auto step = [&](vd_raw a, vd_raw b) { return kProd ? a * b : a + b; };
+  x = step(x, shift_up<1>(x, f));
+  if constexpr (kWD >= 4) x = step(x, shift_up<2>(x, f));
+  if constexpr (kWD >= 8) x = step(x, shift_up<4>(x, f));
+  return x;
+}
+
+inline vd_raw last_lane(vd_raw x) {
+  vdm_raw m;
+  for (int k = 0; k < kWD; ++k) m[k] = kWD - 1;
+  return __builtin_shuffle(x, m);
+}
+
+// y = running value combined with the prefix of x, over m values; floats in double.
+// Two vectors per step, so the carried value waits on one add per 2 * kWD elements.
+template <class C, bool kProd>
+void scan_block(const C* x, C* y, int64_t m, double& acc) {
+  vd_raw carry = vd_raw{} + acc;
+  int64_t i = 0;
+  for (; i + 2 * kWD <= m; i += 2 * kWD) {
+    prefetch_ahead(x + i, 2 * kWD);
+    const vd_raw p0 = lane_scan<kProd>(load_wide(x + i).v);
+    const vd_raw p1 = lane_scan<kProd>(load_wide(x + i + kWD).v);
+    const vd_raw t0 = last_lane(p0), t1 = last_lane(p1);
+    if constexpr (kProd) {
+      store_narrow(VD(p0 * carry), y + i);
+      store_narrow(VD(p1 * (carry * t0)), y + i + kWD);
+      carry = carry * (t0 * t1);
+    } else {
+      store_narrow(VD(p0 + carry), y + i);
+      store_narrow(VD(p1 + (carry + t0)), y + i + kWD);
+      carry = carry + (t0 + t1);
+    }
+  }
+  acc = carry[0];
+  for (; i < m; ++i) {
+    acc = kProd ? acc * double(x[i]) : acc + double(x[i]);
+    y[i] = C(acc);
+  }
 }
 
 // ---- scans ----
@@ -111,9 +233,13 @@ void scan(const AxisCall& c) {
           const int64_t m = std::min(kChunk, n - j), at = o * n + j;
           const C* x = a.load(at, m, in_buf);
           C* y = a.target(at, out_buf);
-          for (int64_t i = 0; i < m; ++i) {
-            scan_step<C, kProd>(acc, x[i]);
-            y[i] = scan_value<C>(acc);
+          if constexpr (std::is_floating_point_v<C>) {
+            scan_block<C, kProd>(x, y, m, acc);
+          } else {
+            for (int64_t i = 0; i < m; ++i) {
+              scan_step<C, kProd>(acc, x[i]);
+              y[i] = scan_value<C>(acc);
+            }
           }
           a.store(at, m, y);
         }
@@ -121,12 +247,15 @@ void scan(const AxisCall& c) {
     });
     return;
   }
-  const int64_t tile = tile_width(c.outer, inner), n_tiles = ceil_div(inner, tile);
+  const int64_t tile = tile_width(c.outer, inner, kScanTile), n_tiles = ceil_div(inner, tile);
   const int64_t grain = std::max<int64_t>(1, kGrain / (n * tile));
   ThreadPool::instance().parallel_for(c.outer * n_tiles, grain, [&](int64_t b, int64_t e) {
-    alignas(64) C in_buf[kTile];
-    alignas(64) C out_buf[kTile];
-    ScanAcc<C> acc[kTile];
+    // Tens of KB: on the heap, not on a possibly small thread stack.
+    const std::unique_ptr<C[]> in_mem(new C[kScanTile]), out_mem(new C[kScanTile]);
+    const std::unique_ptr<ScanAcc<C>[]> acc_mem(new ScanAcc<C>[kScanTile]);
+    C* const in_buf = in_mem.get();
+    C* const out_buf = out_mem.get();
+    ScanAcc<C>* const acc = acc_mem.get();
     for (int64_t item = b; item < e; ++item) {
       const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
       const int64_t w = std::min(tile, inner - j0);
@@ -135,6 +264,7 @@ void scan(const AxisCall& c) {
         const int64_t at = (o * n + i) * inner + j0;
         const C* x = a.load(at, w, in_buf);
         C* y = a.target(at, out_buf);
+        // Independent columns: the compiler vectorises this loop at the full width.
         for (int64_t j = 0; j < w; ++j) {
           scan_step<C, kProd>(acc[j], x[j]);
           y[j] = scan_value<C>(acc[j]);
@@ -147,33 +277,72 @@ void scan(const AxisCall& c) {
 
 // ---- softmax ----
 
-template <class V>
-inline V vmax_nan(V best, V x) {
-  return select((x > best) | (x != x), x, best);
-}
-
 template <class C>
 inline C max_nan(C best, C x) {
   if (best != best) return best;
   return (x > best || x != x) ? x : best;
 }
 
-// NaN-sticky max of n >= 1 values.
+template <class V>
+inline double lane_sum(V x) {
+  double s = 0;
+  for (int k = 0; k < V::width; ++k) s += double(x.lane(k));
+  return s;
+}
+
+// 1 in the lanes where x is NaN, else 0. A blend between constants compiles to one
+// masked move; blends between variables, and ORs of masks, GCC 12 splits into scalar
+// code for 512-bit vectors under a target pragma, so the loops below avoid them.
+template <class V>
+inline V nan_ones(V x) {
+  return select(x != x, V(1.0), V(0.0));
+}
+
+// The plain max of two vectors (maxps): NaN not sticky.
+template <class V>
+inline V vmax_plain(V a, V x) {
+  return select(x > a, x, a);
+}
+
+// NaN-sticky max of n >= 1 values. The vector loop keeps the plain max and, apart, a
+// running sum of the values, finite unless a NaN or an infinity went in (or the sum
+// overflowed); such a row, rare, is redone one value at a time.
 template <class C>
 C row_max(const C* p, int64_t n) {
   using V = typename VecOf<C>::type;
   constexpr int W = V::width;
   C best = p[0];
-  int64_t i = 1;
   if (n >= W) {
-    V b = V::load(p);
-    for (i = W; i + W <= n; i += W) b = vmax_nan(b, V::load(p + i));
-    if (i < n) b = vmax_nan(b, V::load(p + n - W));
-    best = b.lane(0);
-    for (int k = 1; k < W; ++k) best = max_nan(best, b.lane(k));
-    return best;
+    V b = V::load(p), b1 = b, b2 = b, b3 = b, z = b;
+    int64_t i = W;
+    for (; i + 4 * W <= n; i += 4 * W) {
+      prefetch_ahead(p + i, 4 * W);
+      const V x0 = V::load(p + i), x1 = V::load(p + i + W), x2 = V::load(p + i + 2 * W),
+              x3 = V::load(p + i + 3 * W);
+      b = vmax_plain(b, x0);
+      b1 = vmax_plain(b1, x1);
+      b2 = vmax_plain(b2, x2);
+      b3 = vmax_plain(b3, x3);
+      z += (x0 + x1) + (x2 + x3);
+    }
+    b = vmax_plain(vmax_plain(b, b1), vmax_plain(b2, b3));
+    for (; i + W <= n; i += W) {
+      const V x = V::load(p + i);
+      b = vmax_plain(b, x);
+      z += x;
+    }
+    if (i < n) {
+      const V x = V::load(p + n - W);
+      b = vmax_plain(b, x);
+      z += x;
+    }
+    if (std::isfinite(lane_sum(z))) {
+      best = b.lane(0);
+      for (int k = 1; k < W; ++k) best = max_nan(best, b.lane(k));
+      return best;
+    }
   }
-  for (; i < n; ++i) best = max_nan(best, p[i]);
+  for (int64_t i = 1; i < n; ++i) best = max_nan(best, p[i]);
   return best;
 }
 
@@ -184,9 +353,8 @@ double row_sum_exp(const C* p, int64_t n, C m) {
   const V mv(m);
   V acc(0.0);
   int64_t i = 0;
-  for (; i + W <= n; i += W) acc += exp(V::load(p + i) - mv);
-  double s = 0;
-  for (int k = 0; k < W; ++k) s += double(acc.lane(k));
+  for (; i + W <= n; i += W) acc += fast_exp(V::load(p + i) - mv);
+  double s = lane_sum(acc);
   for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
   return s;
 }
@@ -200,7 +368,7 @@ void row_finish(const C* x, C* y, int64_t n, C m, C scale, C shift) {
   int64_t i = 0;
   for (; i + W <= n; i += W) {
     const V v = V::load(x + i);
-    (kLog ? (v - mv) - hv : exp(v - mv) * sv).store(y + i);
+    (kLog ? (v - mv) - hv : fast_exp(v - mv) * sv).store(y + i);
   }
   for (; i < n; ++i) y[i] = kLog ? (x[i] - m) - shift : C(std::exp(x[i] - m) * scale);
 }
@@ -214,12 +382,11 @@ double exp_store(const C* x, C* y, int64_t n, C m) {
   V acc(0.0);
   int64_t i = 0;
   for (; i + W <= n; i += W) {
-    const V e = exp(V::load(x + i) - mv);
+    const V e = fast_exp(V::load(x + i) - mv);
     e.store(y + i);
     acc += e;
   }
-  double s = 0;
-  for (int k = 0; k < W; ++k) s += double(acc.lane(k));
+  double s = lane_sum(acc);
   for (; i < n; ++i) {
     y[i] = C(std::exp(x[i] - m));
     s += double(y[i]);
@@ -237,43 +404,57 @@ void scale_in_place(C* y, int64_t n, C scale) {
   for (; i < n; ++i) y[i] *= scale;
 }
 
+// Rows are taken in blocks of about kChunk elements, and each step (max, sum of
+// exponentials, output) runs over the whole block before the next: a short row's steps
+// form one long dependency chain, and stepping across rows lets them overlap.
 template <class C, bool kLog>
 void softmax_rows(const AxisCall& c) {
+  constexpr int64_t kBlockRows = 64;
   const Access<C> a = access_of<C>(c);
   const int64_t n = c.n;
   const int64_t grain = std::max<int64_t>(1, kGrain / n);
+  const int64_t block = std::clamp<int64_t>(kChunk / n, 1, kBlockRows);
+  const bool in_place = !kLog && a.out_dt == dtype_of_v<C>;
   ThreadPool::instance().parallel_for(c.outer, grain, [&](int64_t b, int64_t e) {
     alignas(64) C in_buf[kChunk];
     alignas(64) C out_buf[kChunk];
-    for (int64_t o = b; o < e; ++o) {
-      const int64_t row = o * n;
-      C m = C(0);
-      for (int64_t j = 0; j < n; j += kChunk) {
-        const int64_t len = std::min(kChunk, n - j);
-        const C cm = row_max(a.load(row + j, len, in_buf), len);
-        m = j == 0 ? cm : max_nan(m, cm);
-      }
-      double s = 0;
-      if (!kLog && a.out_dt == dtype_of_v<C>) {
-        // Output in the compute type: keep the exponentials there and only rescale.
+    C m[kBlockRows];
+    double s[kBlockRows];
+    for (int64_t o0 = b; o0 < e; o0 += block) {
+      const int64_t rows = std::min(block, e - o0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t row = (o0 + r) * n;
         for (int64_t j = 0; j < n; j += kChunk) {
           const int64_t len = std::min(kChunk, n - j);
-          s += exp_store(a.load(row + j, len, in_buf), a.target(row + j, out_buf), len, m);
+          const C cm = row_max(a.load(row + j, len, in_buf), len);
+          m[r] = j == 0 ? cm : max_nan(m[r], cm);
         }
-        for (int64_t j = 0; j < n; j += kChunk)
-          scale_in_place(a.target(row + j, out_buf), std::min(kChunk, n - j), C(1.0 / s));
-        continue;
       }
-      for (int64_t j = 0; j < n; j += kChunk) {
-        const int64_t len = std::min(kChunk, n - j);
-        s += row_sum_exp(a.load(row + j, len, in_buf), len, m);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t row = (o0 + r) * n;
+        s[r] = 0;
+        for (int64_t j = 0; j < n; j += kChunk) {
+          const int64_t len = std::min(kChunk, n - j);
+          const C* x = a.load(row + j, len, in_buf);
+          // Output in the compute type: keep the exponentials there and only rescale.
+          s[r] += in_place ? exp_store(x, a.target(row + j, out_buf), len, m[r])
+                           : row_sum_exp(x, len, m[r]);
+        }
       }
-      const C scale = C(1.0 / s), shift = C(std::log(s));
-      for (int64_t j = 0; j < n; j += kChunk) {
-        const int64_t len = std::min(kChunk, n - j);
-        C* y = a.target(row + j, out_buf);
-        row_finish<C, kLog>(a.load(row + j, len, in_buf), y, len, m, scale, shift);
-        a.store(row + j, len, y);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t row = (o0 + r) * n;
+        if (in_place) {
+          for (int64_t j = 0; j < n; j += kChunk)
+            scale_in_place(a.target(row + j, out_buf), std::min(kChunk, n - j), C(1.0 / s[r]));
+          continue;
+        }
+        const C scale = C(1.0 / s[r]), shift = C(std::log(s[r]));
+        for (int64_t j = 0; j < n; j += kChunk) {
+          const int64_t len = std::min(kChunk, n - j);
+          C* y = a.target(row + j, out_buf);
+          row_finish<C, kLog>(a.load(row + j, len, in_buf), y, len, m[r], scale, shift);
+          a.store(row + j, len, y);
+        }
       }
     }
   });
@@ -285,7 +466,7 @@ void softmax_columns(const AxisCall& c) {
   constexpr int W = V::width;
   const Access<C> a = access_of<C>(c);
   const int64_t n = c.n, inner = c.inner;
-  const int64_t tile = tile_width(c.outer, inner), n_tiles = ceil_div(inner, tile);
+  const int64_t tile = tile_width(c.outer, inner, kTile), n_tiles = ceil_div(inner, tile);
   const int64_t grain = std::max<int64_t>(1, kGrain / (n * tile));
   ThreadPool::instance().parallel_for(c.outer * n_tiles, grain, [&](int64_t b, int64_t e) {
     alignas(64) C in_buf[kTile];
@@ -299,20 +480,28 @@ void softmax_columns(const AxisCall& c) {
       const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
       const int64_t w = std::min(tile, inner - j0);
       const auto at = [&](int64_t i) { return (o * n + i) * inner + j0; };
+      // The plain max, and NaNs counted per column in part (see nan_ones).
       std::memcpy(mx, a.load(at(0), w, in_buf), size_t(w) * sizeof(C));
-      for (int64_t i = 1; i < n; ++i) {
+      std::fill(part, part + w, C(0));
+      for (int64_t i = 0; i < n; ++i) {
         const C* x = a.load(at(i), w, in_buf);
         int64_t j = 0;
-        for (; j + W <= w; j += W) vmax_nan(V::load(mx + j), V::load(x + j)).store(mx + j);
+        for (; j + W <= w; j += W) {
+          const V v = V::load(x + j);
+          vmax_plain(V::load(mx + j), v).store(mx + j);
+          (V::load(part + j) + nan_ones(v)).store(part + j);
+        }
         for (; j < w; ++j) mx[j] = max_nan(mx[j], x[j]);
       }
+      for (int64_t j = 0; j < w; ++j)
+        if (part[j] != 0) mx[j] = std::numeric_limits<C>::quiet_NaN();
       std::fill(part, part + w, C(0));
       std::fill(tot, tot + w, 0.0);
       for (int64_t i = 0; i < n; ++i) {
         const C* x = a.load(at(i), w, in_buf);
         int64_t j = 0;
         for (; j + W <= w; j += W)
-          (V::load(part + j) + exp(V::load(x + j) - V::load(mx + j))).store(part + j);
+          (V::load(part + j) + fast_exp(V::load(x + j) - V::load(mx + j))).store(part + j);
         for (; j < w; ++j) part[j] += C(std::exp(x[j] - mx[j]));
         if (i % kFlushRows == kFlushRows - 1 || i == n - 1)
           for (j = 0; j < w; ++j) {
@@ -331,7 +520,7 @@ void softmax_columns(const AxisCall& c) {
         for (; j + W <= w; j += W) {
           const V v = V::load(x + j);
           const V d = v - V::load(mx + j);
-          (kLog ? d - V::load(shift + j) : exp(d) * V::load(scale + j)).store(y + j);
+          (kLog ? d - V::load(shift + j) : fast_exp(d) * V::load(scale + j)).store(y + j);
         }
         for (; j < w; ++j) {
           const C d = x[j] - mx[j];

@@ -6,6 +6,26 @@
 
 namespace numr::cpu {
 
+// Finishes rows of a GEMM result on the calling thread (callers split the rows):
+// x = src + bias, pre = x, out = act(x) + residual, each part skipped when its pointer is
+// null (src null: an all-zero product, K = 0). src has the compute type of dtype (F32 or
+// F64) and may be out or pre itself (same row stride); bias [n], residual, out and pre
+// have dtype. Row strides are in elements.
+struct EpilogueRows {
+  const void* src = nullptr;
+  int64_t src_ld = 0;
+  const void* bias = nullptr;
+  const void* residual = nullptr;
+  int64_t res_ld = 0;
+  void* out = nullptr;
+  int64_t out_ld = 0;
+  void* pre = nullptr;
+  int64_t pre_ld = 0;
+  DType dtype = DType::F32;
+  Activation act = Activation::None;
+  int64_t rows = 0, n = 0;
+};
+
 struct KernelTable {
   const char* isa;
   int vector_bytes;  // width of the SIMD registers the kernels were compiled for
@@ -13,6 +33,7 @@ struct KernelTable {
   void (*reduce)(const ReduceCall&);
   void (*along_axis)(const AxisCall&);
   void (*bias_activation_bwd)(const BiasActBwdCall&);
+  void (*epilogue_rows)(const EpilogueRows&);
   void (*copy)(const CopyCall&);
   void (*fill)(const FillCall&);
   void (*sequence)(const SequenceCall&);
@@ -28,6 +49,7 @@ struct KernelTable {
   void reduce(const ReduceCall&);                              \
   void along_axis(const AxisCall&);                            \
   void bias_activation_bwd(const BiasActBwdCall&);             \
+  void epilogue_rows(const EpilogueRows&);                     \
   void copy(const CopyCall&);                                  \
   void fill(const FillCall&);                                  \
   void sequence(const SequenceCall&);                          \

@@ -5,8 +5,10 @@
 //            gathered into a buffer otherwise (the strided fallback); a block too big for
 //            one thread is split into parts whose states are merged in order;
 //   columns: when the innermost kept dim is contiguous and the reduced one is not, a tile
-//            of output columns is accumulated row by row with SIMD (var/std and
-//            logsumexp read the rows twice: centre first, then deviations).
+//            of output columns (whole rows up to 4096 wide) is accumulated row by row
+//            with SIMD (var/std and logsumexp read the rows twice: centre first, then
+//            deviations); with too few tiles for the threads, the rows are split into
+//            parts too, merged in order at the end.
 // F16/BF16 compute in float; float sums are vector partial sums whose totals are
 // combined in double; integers run in int64 with wrapping.
 
@@ -35,9 +37,12 @@ namespace numr::cpu::NUMR_ISA {
 namespace {
 
 constexpr int64_t kChunk = 1024;     // elements per feed; buffers stay in L1
-constexpr int64_t kTile = 1024;      // output columns per column-path tile
+constexpr int64_t kTile = 4096;      // output columns per column-path tile: whole rows
+                                     // of common widths, so reads stay contiguous
 constexpr int64_t kFlushRows = 128;  // column sums: float partials folded into double
 constexpr int64_t kGrain = 32768;    // elements of work per thread task, at least
+constexpr double kInfD = std::numeric_limits<double>::infinity();
+constexpr int64_t kPrefetchBytes = 2048;  // how far ahead max/min loops prefetch
 
 template <class C> struct VecOf;
 template <> struct VecOf<float> { using type = VF; };
@@ -71,12 +76,6 @@ inline double hsum(V v) {
   return s;
 }
 
-template <class V, bool kMax>
-inline V vpick(V best, V x) {
-  const auto better = kMax ? (x > best) : (x < best);
-  return select(better | (x != x), x, best);
-}
-
 // Σ p[i], vector partials in C, the total in double.
 template <class C>
 double sum_chunk(const C* p, int64_t n) {
@@ -96,27 +95,67 @@ double sum_chunk(const C* p, int64_t n) {
   return s;
 }
 
-// Σ (p[i] - c) and Σ (p[i] - c)^2, for the chunk's mean and squared deviations.
+// Σ (p[i] - c) and Σ (p[i] - c)^2, for the chunk's mean and squared deviations. Two
+// accumulator pairs: one pair would wait on the add latency every vector.
 template <class C>
 void dev_chunk(const C* p, int64_t n, C c, double& d1, double& d2) {
   using V = typename VecOf<C>::type;
   constexpr int W = V::width;
   const V cv(c);
-  V s1(0.0), s2(0.0);
+  V s1(0.0), s2(0.0), t1(0.0), t2(0.0);
   int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const V d = V::load(p + i) - cv, e = V::load(p + i + W) - cv;
+    s1 += d;
+    s2 += d * d;
+    t1 += e;
+    t2 += e * e;
+  }
   for (; i + W <= n; i += W) {
     const V d = V::load(p + i) - cv;
     s1 += d;
     s2 += d * d;
   }
-  d1 = hsum(s1);
-  d2 = hsum(s2);
+  d1 = hsum(s1 + t1);
+  d2 = hsum(s2 + t2);
   for (; i < n; ++i) {
     const double d = double(p[i] - c);
     d1 += d;
     d2 += d * d;
   }
 }
+
+// exp for float lanes, as in axis.cpp's softmax: Cody-Waite reduction by ln 2 and a
+// degree-6 polynomial (the Cephes expf coefficients), within 2 ULP, inlined; logsumexp
+// spends most of its arithmetic here. Below -87.3 the result is 0 (the true value is a
+// float subnormal, under every tolerance); NaN stays NaN.
+__attribute__((always_inline)) inline VF fast_exp(VF x) {
+  using I = vfm_raw;
+  const VF lo(-87.33654f), hi(88.0f);  // hi keeps 2^n finite
+  const auto under = x < lo;
+  x = select(x > hi, hi, x);
+  x = select(under, lo, x);
+  const VF magic(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
+  const VF t = x * VF(1.44269504088896341f) + magic;
+  const VF n = t - magic;
+  I ni;
+  std::memcpy(&ni, &t.v, sizeof ni);
+  const I mi = ni - 0x4B400000;  // n as an integer: t's bits less magic's bits
+  VF r = x - n * VF(0.693359375f);
+  r = r - n * VF(-2.12194440e-4f);
+  VF p(1.9875691500e-4f);
+  p = p * r + VF(1.3981999507e-3f);
+  p = p * r + VF(8.3334519073e-3f);
+  p = p * r + VF(4.1665795894e-2f);
+  p = p * r + VF(1.6666665459e-1f);
+  p = p * r + VF(5.0000001201e-1f);
+  p = p * (r * r) + r + VF(1.0f);
+  const I bits = (mi + 127) << 23;
+  VF scale;
+  std::memcpy(&scale.v, &bits, sizeof bits);
+  return select(under, VF(0.0f), p * scale);
+}
+inline VD fast_exp(VD x) { return exp(x); }  // doubles keep the accurate one
 
 // Σ exp(p[i] - m).
 template <class C>
@@ -127,42 +166,111 @@ double sum_exp_chunk(const C* p, int64_t n, C m) {
   V a0(0.0), a1(0.0);
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    a0 += exp(V::load(p + i) - mv);
-    a1 += exp(V::load(p + i + W) - mv);
+    a0 += fast_exp(V::load(p + i) - mv);
+    a1 += fast_exp(V::load(p + i + W) - mv);
   }
-  for (; i + W <= n; i += W) a0 += exp(V::load(p + i) - mv);
+  for (; i + W <= n; i += W) a0 += fast_exp(V::load(p + i) - mv);
   double s = hsum(a0 + a1);
   for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
   return s;
 }
 
-// NaN-sticky max (kMax) or min of n >= 1 values.
+// The plain max/min of two vectors: one instruction (maxps/minps), NaN not sticky.
+template <class V, bool kMax>
+inline V vextreme(V a, V x) {
+  return select(kMax ? (x > a) : (x < a), x, a);
+}
+
+// 1 in the lanes where x is NaN, else 0. A blend between constants compiles to one
+// masked move; blends between variables, and ORs of masks, GCC 12 splits into scalar
+// code for 512-bit vectors under a target pragma, so the loops below avoid them.
+template <class V>
+inline V nan_ones(V x) {
+  return select(x != x, V(1.0), V(0.0));
+}
+
+template <class V>
+inline bool any_nonzero(V v) {
+  for (int k = 0; k < V::width; ++k)
+    if (v.lane(k) != 0) return true;
+  return false;
+}
+
+// NaN-sticky max (kMax) or min of n >= 1 values, one at a time.
+template <class C, bool kMax>
+C extreme_scalar(const C* p, int64_t n) {
+  C best = p[0];
+  for (int64_t i = 1; i < n; ++i) best = pick<C, kMax>(best, p[i]);
+  return best;
+}
+
+// NaN-sticky max (kMax) or min of n >= 1 values. The vector loop keeps the plain
+// extreme (maxps/minps) and, apart, a running sum of the values, which is finite unless
+// a NaN or an infinity went in (or the sum overflowed); such a chunk, rare, is redone
+// one value at a time. Both are cheap and independent, where a NaN-sticky blend is not.
 template <class C, bool kMax>
 C extreme_chunk(const C* p, int64_t n) {
-  C best = p[0];
-  int64_t i = 1;
   if constexpr (std::is_floating_point_v<C>) {
     using V = typename VecOf<C>::type;
     constexpr int W = V::width;
     if (n >= W) {
-      // Four independent accumulators hide the compare/select latency.
-      V b = V::load(p), b1 = b, b2 = b, b3 = b;
-      for (i = W; i + 4 * W <= n; i += 4 * W) {
-        b = vpick<V, kMax>(b, V::load(p + i));
-        b1 = vpick<V, kMax>(b1, V::load(p + i + W));
-        b2 = vpick<V, kMax>(b2, V::load(p + i + 2 * W));
-        b3 = vpick<V, kMax>(b3, V::load(p + i + 3 * W));
+      V b = V::load(p), b1 = b, b2 = b, b3 = b, z = b;
+      int64_t i = W;
+      for (; i + 4 * W <= n; i += 4 * W) {
+        // More instructions per line than a sum: fewer misses in flight without a hint.
+        const char* ahead = reinterpret_cast<const char*>(p + i) + kPrefetchBytes;
+        for (size_t k = 0; k < 4 * W * sizeof(C); k += 64) __builtin_prefetch(ahead + k);
+        const V x0 = V::load(p + i), x1 = V::load(p + i + W), x2 = V::load(p + i + 2 * W),
+                x3 = V::load(p + i + 3 * W);
+        b = vextreme<V, kMax>(b, x0);
+        b1 = vextreme<V, kMax>(b1, x1);
+        b2 = vextreme<V, kMax>(b2, x2);
+        b3 = vextreme<V, kMax>(b3, x3);
+        z += (x0 + x1) + (x2 + x3);
       }
-      b = vpick<V, kMax>(vpick<V, kMax>(b, b1), vpick<V, kMax>(b2, b3));
-      for (; i + W <= n; i += W) b = vpick<V, kMax>(b, V::load(p + i));
-      if (i < n) b = vpick<V, kMax>(b, V::load(p + n - W));  // overlapping tail is harmless
-      best = b.lane(0);
+      b = vextreme<V, kMax>(vextreme<V, kMax>(b, b1), vextreme<V, kMax>(b2, b3));
+      for (; i + W <= n; i += W) {
+        const V x = V::load(p + i);
+        b = vextreme<V, kMax>(b, x);
+        z += x;
+      }
+      if (i < n) {  // overlapping tail is harmless
+        const V x = V::load(p + n - W);
+        b = vextreme<V, kMax>(b, x);
+        z += x;
+      }
+      double zs = 0;
+      for (int k = 0; k < W; ++k) zs += double(z.lane(k));
+      if (!std::isfinite(zs)) return extreme_scalar<C, kMax>(p, n);
+      C best = b.lane(0);
       for (int k = 1; k < W; ++k) best = pick<C, kMax>(best, b.lane(k));
       return best;
     }
   }
-  for (; i < n; ++i) best = pick<C, kMax>(best, p[i]);
-  return best;
+  return extreme_scalar<C, kMax>(p, n);
+}
+
+// Index of the first element equal to e (NaN matches NaN) among n values that hold it.
+template <class C>
+int64_t find_first(const C* p, int64_t n, C e) {
+  int64_t i = 0;
+  const bool nan = is_nan(e);
+  if constexpr (std::is_floating_point_v<C>) {
+    using V = typename VecOf<C>::type;
+    constexpr int W = V::width;
+    const V ev(e), one(1.0), zero(0.0);
+    if (!nan) {
+      for (; i + 4 * W <= n; i += 4 * W) {
+        const V h = (select(V::load(p + i) == ev, one, zero) +
+                     select(V::load(p + i + W) == ev, one, zero)) +
+                    (select(V::load(p + i + 2 * W) == ev, one, zero) +
+                     select(V::load(p + i + 3 * W) == ev, one, zero));
+        if (any_nonzero(h)) break;
+      }
+    }
+  }
+  while (i < n - 1 && !(nan ? is_nan(p[i]) : p[i] == e)) ++i;
+  return i;
 }
 
 template <class T>
@@ -216,10 +324,8 @@ struct Reducer {
     } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
       const C e = extreme_chunk<C, kMax>(p, n);
       if (st.idx >= 0 && !strictly_better<C, kMax>(e, st.best)) return;
-      int64_t i = 0;
-      while (i < n - 1 && !(is_nan(e) ? is_nan(p[i]) : p[i] == e)) ++i;
       st.best = e;
-      st.idx = base + i;
+      st.idx = base + find_first(p, n, e);
     } else if constexpr (Op == OpId::any) {
       if (st.flag) return;
       for (int64_t i = 0; i < n; ++i)
@@ -421,14 +527,18 @@ struct ColumnTile {
   alignas(64) C part[kTile];    // float partial sums; running max/min
   alignas(64) C part2[kTile];   // second partial sum (squared deviations, exp terms)
   alignas(64) C center[kTile];  // mean or max from the first pass
-  double tot[kTile], tot2[kTile];  // double totals of the partials; float products
+  // Double totals of the partials (float products); after finish(), var/std keep the
+  // mean in tot and M2 in tot2.
+  double tot[kTile], tot2[kTile];
   uint64_t u[kTile];               // integer sums/products
   int64_t idx[kTile];
   uint8_t flag[kTile];
   int64_t w = 0;
+  int64_t rows = 0;  // rows folded in, for merging var/std
 
   void init(int64_t width) {
     w = width;
+    rows = 0;
     for (int64_t j = 0; j < w; ++j) {
       part[j] = part2[j] = C(0);
       tot[j] = Op == OpId::prod ? 1.0 : 0.0;
@@ -440,35 +550,63 @@ struct ColumnTile {
   }
 
   void flush() {
-    if constexpr (kFloat && kSums)
-      for (int64_t j = 0; j < w; ++j) {
+    if constexpr (kFloat && kSums) {
+      using V = typename VecOf<C>::type;
+      const V zero(0.0);
+      int64_t j = 0;
+      if constexpr (std::is_same_v<C, double>) {
+        for (; j + V::width <= w; j += V::width) {
+          (V::load(tot + j) + V::load(part + j)).store(tot + j);
+          (V::load(tot2 + j) + V::load(part2 + j)).store(tot2 + j);
+          zero.store(part + j);
+          zero.store(part2 + j);
+        }
+      }
+      for (; j < w; ++j) {
         tot[j] += double(part[j]);
         tot2[j] += double(part2[j]);
         part[j] = part2[j] = C(0);
       }
+    }
   }
 
   // part[j] += x[j].
   void add_row(const C* x) {
     using V = typename VecOf<C>::type;
+    constexpr int W = V::width;
     int64_t j = 0;
-    for (; j + V::width <= w; j += V::width) (V::load(part + j) + V::load(x + j)).store(part + j);
+    for (; j + 2 * W <= w; j += 2 * W) {
+      (V::load(part + j) + V::load(x + j)).store(part + j);
+      (V::load(part + j + W) + V::load(x + j + W)).store(part + j + W);
+    }
+    for (; j + W <= w; j += W) (V::load(part + j) + V::load(x + j)).store(part + j);
     for (; j < w; ++j) part[j] += x[j];
   }
 
   template <bool kPickMax>
-  void pick_row(const C* x, int64_t r) {
-    if (r == 0) {
+  void pick_row(const C* x, bool first) {
+    if (first) {
       std::memcpy(part, x, size_t(w) * sizeof(C));
       return;
     }
     int64_t j = 0;
     if constexpr (kFloat) {
+      // The plain extreme, and NaNs counted per column in part2 (see nan_ones).
       using V = typename VecOf<C>::type;
-      for (; j + V::width <= w; j += V::width)
-        vpick<V, kPickMax>(V::load(part + j), V::load(x + j)).store(part + j);
+      for (; j + V::width <= w; j += V::width) {
+        const V v = V::load(x + j);
+        vextreme<V, kPickMax>(V::load(part + j), v).store(part + j);
+        (V::load(part2 + j) + nan_ones(v)).store(part2 + j);
+      }
     }
     for (; j < w; ++j) part[j] = pick<C, kPickMax>(part[j], x[j]);
+  }
+
+  // Columns that saw a NaN in pick_row get NaN.
+  void apply_nans() {
+    if constexpr (kFloat)
+      for (int64_t j = 0; j < w; ++j)
+        if (part2[j] != 0) part[j] = std::numeric_limits<C>::quiet_NaN();
   }
 
   // Second pass of var/std: Σ d and Σ d^2 with d = x - mean.
@@ -492,12 +630,14 @@ struct ColumnTile {
     using V = typename VecOf<C>::type;
     int64_t j = 0;
     for (; j + V::width <= w; j += V::width)
-      (V::load(part2 + j) + exp(V::load(x + j) - V::load(center + j))).store(part2 + j);
+      (V::load(part2 + j) + fast_exp(V::load(x + j) - V::load(center + j))).store(part2 + j);
     for (; j < w; ++j) part2[j] += C(std::exp(x[j] - center[j]));
   }
 
-  // Adds input row r (w contiguous values of compute type) in the given pass.
-  void feed(const C* x, int64_t r, int pass) {
+  // Adds input row r (w contiguous values of compute type) in the given pass; lr counts
+  // the rows this tile has seen in the pass (0 for its first).
+  void feed(const C* x, int64_t r, int64_t lr, int pass) {
+    const bool first = lr == 0;
     if constexpr (Op == OpId::sum || Op == OpId::mean) {
       if constexpr (kFloat) add_row(x);
       else for (int64_t j = 0; j < w; ++j) u[j] += uint64_t(int64_t(x[j]));
@@ -505,10 +645,11 @@ struct ColumnTile {
       if constexpr (kFloat) for (int64_t j = 0; j < w; ++j) tot[j] *= double(x[j]);
       else for (int64_t j = 0; j < w; ++j) u[j] *= uint64_t(int64_t(x[j]));
     } else if constexpr (Op == OpId::max || Op == OpId::min) {
-      pick_row<kMax>(x, r);
+      pick_row<kMax>(x, first);
     } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
-      if (r == 0) {
+      if (first) {
         std::memcpy(part, x, size_t(w) * sizeof(C));
+        for (int64_t j = 0; j < w; ++j) idx[j] = r;
         return;
       }
       for (int64_t j = 0; j < w; ++j)
@@ -524,17 +665,19 @@ struct ColumnTile {
       if (pass == 0) add_row(x);
       else deviation_row(x);
     } else if constexpr (kFloat && Op == OpId::logsumexp) {
-      if (pass == 0) pick_row<true>(x, r);
+      if (pass == 0) pick_row<true>(x, first);
       else exp_row(x);
     }
+    // Not in logsumexp's first pass: part holds the running max there, not a sum.
     if constexpr (kFloat && kSums)
-      if (r % kFlushRows == kFlushRows - 1) flush();
+      if (lr % kFlushRows == kFlushRows - 1 && (Op != OpId::logsumexp || pass == 1)) flush();
   }
 
   // Turns the first pass's sums or max into the centre and clears the accumulators.
   void end_first_pass(int64_t count) {
     if constexpr (kFloat && is_two_pass(Op)) {
       if constexpr (Op == OpId::logsumexp) {
+        apply_nans();
         std::memcpy(center, part, size_t(w) * sizeof(C));
       } else {
         flush();
@@ -547,8 +690,66 @@ struct ColumnTile {
     }
   }
 
-  void write(int64_t count, int64_t correction, void* out, DType t, int64_t k0) {
+  // Brings the state into the form merge() and write() use, after `count` rows.
+  void finish(int64_t count) {
+    if constexpr (Op == OpId::max || Op == OpId::min) apply_nans();
     flush();
+    rows = count;
+    if constexpr (kFloat && (Op == OpId::var || Op == OpId::std)) {
+      const double n = double(count);
+      for (int64_t j = 0; j < w; ++j) {
+        const double d1 = tot[j];
+        tot[j] = double(center[j]) + d1 / n;
+        tot2[j] -= d1 * d1 / n;
+      }
+    }
+  }
+
+  // Folds b, which covers the rows after this tile's, into this one (both finished).
+  void merge(const ColumnTile& b) {
+    for (int64_t j = 0; j < w; ++j) {
+      if constexpr (Op == OpId::sum || Op == OpId::mean) {
+        tot[j] += b.tot[j];
+        u[j] += b.u[j];
+      } else if constexpr (Op == OpId::prod) {
+        tot[j] *= b.tot[j];
+        u[j] *= b.u[j];
+      } else if constexpr (Op == OpId::max || Op == OpId::min) {
+        part[j] = pick<C, kMax>(part[j], b.part[j]);
+      } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
+        if (strictly_better<C, kMax>(b.part[j], part[j])) {
+          part[j] = b.part[j];
+          idx[j] = b.idx[j];
+        }
+      } else if constexpr (Op == OpId::any) {
+        flag[j] |= b.flag[j];
+      } else if constexpr (Op == OpId::all) {
+        flag[j] &= b.flag[j];
+      } else if constexpr (kFloat && (Op == OpId::var || Op == OpId::std)) {
+        // Chan et al.: pairwise update of mean and M2.
+        const double na = double(rows), nb = double(b.rows), n = na + nb;
+        const double delta = b.tot[j] - tot[j];
+        tot[j] += delta * nb / n;
+        tot2[j] += b.tot2[j] + delta * delta * na * nb / n;
+      } else if constexpr (kFloat && Op == OpId::logsumexp) {
+        const C ma = center[j], mb = b.center[j];
+        const C m = pick<C, true>(ma, mb);
+        if (is_nan(m) || std::isinf(double(m))) {
+          center[j] = m;  // NaN, +inf, or both parts all -inf: write() gives m itself
+        } else if (double(ma) == -kInfD) {
+          center[j] = mb;
+          tot2[j] = b.tot2[j];
+        } else if (double(mb) != -kInfD) {
+          tot2[j] = tot2[j] * std::exp(double(ma) - double(m)) +
+                    b.tot2[j] * std::exp(double(mb) - double(m));
+          center[j] = m;
+        }
+      }
+    }
+    rows += b.rows;
+  }
+
+  void write(int64_t count, int64_t correction, void* out, DType t, int64_t k0) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int64_t j = 0; j < w; ++j) {
       const int64_t k = k0 + j;
@@ -565,8 +766,8 @@ struct ColumnTile {
       } else if constexpr (Op == OpId::any || Op == OpId::all) {
         store_at(out, t, k, int64_t(flag[j]));
       } else if constexpr (Op == OpId::var || Op == OpId::std) {
-        const double n = double(count), denom = double(count - correction);
-        double v = denom > 0 ? (tot2[j] - tot[j] * tot[j] / n) / denom : nan;
+        const double denom = double(count - correction);
+        double v = denom > 0 ? tot2[j] / denom : nan;
         v = v < 0 ? 0.0 : v;
         store_at(out, t, k, Op == OpId::std ? std::sqrt(v) : v);
       } else if constexpr (Op == OpId::logsumexp) {
@@ -577,48 +778,82 @@ struct ColumnTile {
   }
 };
 
+// Tiles of up to kTile contiguous output columns. When tiles alone cannot keep every
+// thread busy (few, wide columns: sum over dim 0 of a matrix), the reduced rows are also
+// split into parts, each accumulated on its own and merged in row order afterwards; each
+// thread then streams one contiguous block of whole rows.
 template <class C, OpId Op>
 void reduce_columns(const Ctx& c) {
+  using Tile = ColumnTile<C, Op>;
   const int last = c.keep.ndim - 1;
   const int64_t M = c.keep.shape[last], outer = c.K / M;
   const int64_t threads = ThreadPool::instance().size();
-  // Narrower tiles when there are few rows of outputs, so every thread gets work.
-  int64_t tile = ceil_div(M, std::max<int64_t>(1, ceil_div(threads, outer)));
-  tile = std::clamp<int64_t>(ceil_div(tile, 16) * 16, 16, kTile);
-  const int64_t n_tiles = ceil_div(M, tile);
+  const int64_t n_tiles = ceil_div(M, kTile);
+  const int64_t tile = ceil_div(M, n_tiles);
+  const int64_t groups = outer * n_tiles;
+  // Parts of at least kGrain elements and 16 rows, enough for about two per thread.
+  int64_t parts = 1;
+  if (groups < 2 * threads) {
+    const int64_t by_size = std::min(c.R / 16, c.R * tile / kGrain);
+    parts = std::clamp<int64_t>(ceil_div(2 * threads, groups), 1, std::max<int64_t>(1, by_size));
+  }
   const int rl = c.red.ndim - 1;
   const int64_t rs = c.red.strides[0][rl];
   const bool direct = c.in_dt == dtype_of_v<C>;
   const int passes = is_two_pass(Op) ? 2 : 1;
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, c.R * tile));
-  ThreadPool::instance().parallel_for(outer * n_tiles, grain, [&](int64_t b, int64_t e) {
-    // Tens of KB of accumulators: on the heap, not on a possibly small thread stack.
-    const std::unique_ptr<ColumnTile<C, Op>> tile_state = std::make_unique<ColumnTile<C, Op>>();
-    ColumnTile<C, Op>& acc = *tile_state;
-    alignas(64) C buf[kTile];
-    for (int64_t item = b; item < e; ++item) {
-      const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
-      int64_t base = 0;
-      for_each_output(c, o * M, o * M + 1, [&](int64_t, int64_t off) { base = off + j0; });
-      acc.init(std::min(tile, M - j0));
-      for (int pass = 0; pass < passes; ++pass) {
-        if (pass == 1) acc.end_first_pass(c.R);
-        int64_t r = 0;
-        for_each_row(c.red, 0, c.R, [&](const int64_t* offs, int64_t len) {
-          for (int64_t t = 0; t < len; ++t, ++r) {
-            const char* p = c.in + (base + offs[0] + t * rs) * c.in_esize;
-            const C* src = reinterpret_cast<const C*>(p);
-            if (!direct) {
-              gather_row<C>(p, c.in_dt, 1, acc.w, buf);
-              src = buf;
-            }
-            acc.feed(src, r, pass);
+
+  // Accumulates rows [rb, re) of group g into acc, finished.
+  const auto run_part = [&](int64_t g, int64_t rb, int64_t re, Tile& acc, C* buf) {
+    const int64_t o = g / n_tiles, j0 = (g % n_tiles) * tile;
+    int64_t base = 0;
+    for_each_output(c, o * M, o * M + 1, [&](int64_t, int64_t off) { base = off + j0; });
+    acc.init(std::min(tile, M - j0));
+    for (int pass = 0; pass < passes; ++pass) {
+      if (pass == 1) acc.end_first_pass(re - rb);
+      int64_t r = rb;
+      for_each_row(c.red, rb, re, [&](const int64_t* offs, int64_t len) {
+        for (int64_t t = 0; t < len; ++t, ++r) {
+          const char* p = c.in + (base + offs[0] + t * rs) * c.in_esize;
+          const C* src = reinterpret_cast<const C*>(p);
+          if (!direct) {
+            gather_row<C>(p, c.in_dt, 1, acc.w, buf);
+            src = buf;
           }
-        });
+          acc.feed(src, r, r - rb, pass);
+        }
+      });
+    }
+    acc.finish(re - rb);
+  };
+  const auto out_index = [&](int64_t g) { return (g / n_tiles) * M + (g % n_tiles) * tile; };
+
+  if (parts == 1) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, c.R * tile));
+    ThreadPool::instance().parallel_for(groups, grain, [&](int64_t b, int64_t e) {
+      // Hundreds of KB of accumulators: on the heap, not on a possibly small thread stack.
+      const std::unique_ptr<Tile> acc = std::make_unique<Tile>();
+      const std::unique_ptr<C[]> buf(new C[kTile]);
+      for (int64_t g = b; g < e; ++g) {
+        run_part(g, 0, c.R, *acc, buf.get());
+        acc->write(c.R, c.correction, c.out, c.out_dt, out_index(g));
       }
-      acc.write(c.R, c.correction, c.out, c.out_dt, o * M + j0);
+    });
+    return;
+  }
+  std::vector<std::unique_ptr<Tile>> states(size_t(groups * parts));
+  ThreadPool::instance().parallel_for(groups * parts, 1, [&](int64_t b, int64_t e) {
+    const std::unique_ptr<C[]> buf(new C[kTile]);
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t g = item / parts, q = item % parts;
+      states[size_t(item)] = std::make_unique<Tile>();
+      run_part(g, c.R * q / parts, c.R * (q + 1) / parts, *states[size_t(item)], buf.get());
     }
   });
+  for (int64_t g = 0; g < groups; ++g) {
+    Tile& total = *states[size_t(g * parts)];
+    for (int64_t q = 1; q < parts; ++q) total.merge(*states[size_t(g * parts + q)]);
+    total.write(c.R, c.correction, c.out, c.out_dt, out_index(g));
+  }
 }
 
 template <class C, OpId Op>

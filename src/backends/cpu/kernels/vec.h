@@ -45,18 +45,100 @@ typedef int32_t vfm_raw __attribute__((vector_size(kWF * 4)));
 typedef double vd_raw __attribute__((vector_size(kWD * 8)));
 typedef int64_t vdm_raw __attribute__((vector_size(kWD * 8)));
 
-// Lanes of S with mask type M; the operators of GCC's vector extensions underneath.
-template <class S, class R, class MR, int W>
+// Lane masks and blends, written with intrinsics: GCC 12 turns vector-extension selects
+// and OR-ed comparison masks on 512-bit vectors into lane-by-lane code under a target
+// pragma. Comparisons are IEEE: ordered, except != which is true for NaN (as in C++).
+#if NUMR_ISA_LEVEL >= 3
+struct MaskF {
+  __mmask16 m;
+};
+struct MaskD {
+  __mmask8 m;
+};
+#define NUMR_MASK_OPS(M, T)                                                  \
+  inline M operator&(M a, M b) { return {T(a.m & b.m)}; }                     \
+  inline M operator|(M a, M b) { return {T(a.m | b.m)}; }                     \
+  inline M operator^(M a, M b) { return {T(a.m ^ b.m)}; }                     \
+  inline M operator!(M a) { return {T(~a.m)}; }
+NUMR_MASK_OPS(MaskF, __mmask16)
+NUMR_MASK_OPS(MaskD, __mmask8)
+#undef NUMR_MASK_OPS
+#define NUMR_CMP(name, pred)                                                             \
+  inline MaskF name(vf_raw a, vf_raw b) { return {_mm512_cmp_ps_mask(__m512(a), __m512(b), pred)}; } \
+  inline MaskD name(vd_raw a, vd_raw b) { return {_mm512_cmp_pd_mask(__m512d(a), __m512d(b), pred)}; }
+inline vf_raw blend(MaskF m, vf_raw a, vf_raw b) {
+  return vf_raw(_mm512_mask_blend_ps(m.m, __m512(b), __m512(a)));
+}
+inline vd_raw blend(MaskD m, vd_raw a, vd_raw b) {
+  return vd_raw(_mm512_mask_blend_pd(m.m, __m512d(b), __m512d(a)));
+}
+#elif NUMR_ISA_LEVEL == 2
+struct MaskF {
+  __m256 m;
+};
+struct MaskD {
+  __m256d m;
+};
+inline MaskF operator&(MaskF a, MaskF b) { return {_mm256_and_ps(a.m, b.m)}; }
+inline MaskF operator|(MaskF a, MaskF b) { return {_mm256_or_ps(a.m, b.m)}; }
+inline MaskF operator^(MaskF a, MaskF b) { return {_mm256_xor_ps(a.m, b.m)}; }
+inline MaskF operator!(MaskF a) { return {_mm256_xor_ps(a.m, _mm256_castsi256_ps(_mm256_set1_epi32(-1)))}; }
+inline MaskD operator&(MaskD a, MaskD b) { return {_mm256_and_pd(a.m, b.m)}; }
+inline MaskD operator|(MaskD a, MaskD b) { return {_mm256_or_pd(a.m, b.m)}; }
+inline MaskD operator^(MaskD a, MaskD b) { return {_mm256_xor_pd(a.m, b.m)}; }
+inline MaskD operator!(MaskD a) { return {_mm256_xor_pd(a.m, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)))}; }
+#define NUMR_CMP(name, pred)                                                                \
+  inline MaskF name(vf_raw a, vf_raw b) { return {_mm256_cmp_ps(__m256(a), __m256(b), pred)}; } \
+  inline MaskD name(vd_raw a, vd_raw b) { return {_mm256_cmp_pd(__m256d(a), __m256d(b), pred)}; }
+inline vf_raw blend(MaskF m, vf_raw a, vf_raw b) {
+  return vf_raw(_mm256_blendv_ps(__m256(b), __m256(a), m.m));
+}
+inline vd_raw blend(MaskD m, vd_raw a, vd_raw b) {
+  return vd_raw(_mm256_blendv_pd(__m256d(b), __m256d(a), m.m));
+}
+#else
+struct MaskF {
+  __m128 m;
+};
+struct MaskD {
+  __m128d m;
+};
+inline MaskF operator&(MaskF a, MaskF b) { return {_mm_and_ps(a.m, b.m)}; }
+inline MaskF operator|(MaskF a, MaskF b) { return {_mm_or_ps(a.m, b.m)}; }
+inline MaskF operator^(MaskF a, MaskF b) { return {_mm_xor_ps(a.m, b.m)}; }
+inline MaskF operator!(MaskF a) { return {_mm_xor_ps(a.m, _mm_castsi128_ps(_mm_set1_epi32(-1)))}; }
+inline MaskD operator&(MaskD a, MaskD b) { return {_mm_and_pd(a.m, b.m)}; }
+inline MaskD operator|(MaskD a, MaskD b) { return {_mm_or_pd(a.m, b.m)}; }
+inline MaskD operator^(MaskD a, MaskD b) { return {_mm_xor_pd(a.m, b.m)}; }
+inline MaskD operator!(MaskD a) { return {_mm_xor_pd(a.m, _mm_castsi128_pd(_mm_set1_epi64x(-1)))}; }
+// SSE has no predicate-immediate compare; each comparison has its own instruction.
+#define NUMR_CMP(name, pred)                                                       \
+  inline MaskF name(vf_raw a, vf_raw b) { return {NUMR_SSE_CMP_##pred(ps, __m128(a), __m128(b))}; } \
+  inline MaskD name(vd_raw a, vd_raw b) { return {NUMR_SSE_CMP_##pred(pd, __m128d(a), __m128d(b))}; }
+#define NUMR_SSE_CMP__CMP_LT_OQ(t, a, b) _mm_cmplt_##t(a, b)
+#define NUMR_SSE_CMP__CMP_LE_OQ(t, a, b) _mm_cmple_##t(a, b)
+#define NUMR_SSE_CMP__CMP_GT_OQ(t, a, b) _mm_cmpgt_##t(a, b)
+#define NUMR_SSE_CMP__CMP_GE_OQ(t, a, b) _mm_cmpge_##t(a, b)
+#define NUMR_SSE_CMP__CMP_EQ_OQ(t, a, b) _mm_cmpeq_##t(a, b)
+#define NUMR_SSE_CMP__CMP_NEQ_UQ(t, a, b) _mm_cmpneq_##t(a, b)
+inline vf_raw blend(MaskF m, vf_raw a, vf_raw b) { return vf_raw(_mm_blendv_ps(__m128(b), __m128(a), m.m)); }
+inline vd_raw blend(MaskD m, vd_raw a, vd_raw b) { return vd_raw(_mm_blendv_pd(__m128d(b), __m128d(a), m.m)); }
+#endif
+NUMR_CMP(cmp_lt, _CMP_LT_OQ)
+NUMR_CMP(cmp_le, _CMP_LE_OQ)
+NUMR_CMP(cmp_gt, _CMP_GT_OQ)
+NUMR_CMP(cmp_ge, _CMP_GE_OQ)
+NUMR_CMP(cmp_eq, _CMP_EQ_OQ)
+NUMR_CMP(cmp_ne, _CMP_NEQ_UQ)
+#undef NUMR_CMP
+
+// Lanes of S with mask type M; arithmetic through GCC's vector extensions, comparisons and
+// selects through the intrinsics above.
+template <class S, class R, class M, int W>
 struct Vec {
   using scalar = S;
+  using Mask = M;
   static constexpr int width = W;
-  struct Mask {
-    MR m;
-    friend Mask operator&(Mask a, Mask b) { return {a.m & b.m}; }
-    friend Mask operator|(Mask a, Mask b) { return {a.m | b.m}; }
-    friend Mask operator^(Mask a, Mask b) { return {a.m ^ b.m}; }
-    friend Mask operator!(Mask a) { return {~a.m}; }
-  };
   R v;
   Vec() = default;
   Vec(R r) : v(r) {}
@@ -88,18 +170,18 @@ struct Vec {
   friend Vec operator-(Vec a) { return -a.v; }
   Vec& operator+=(Vec b) { v += b.v; return *this; }
   Vec& operator*=(Vec b) { v *= b.v; return *this; }
-  friend Mask operator<(Vec a, Vec b) { return {a.v < b.v}; }
-  friend Mask operator<=(Vec a, Vec b) { return {a.v <= b.v}; }
-  friend Mask operator>(Vec a, Vec b) { return {a.v > b.v}; }
-  friend Mask operator>=(Vec a, Vec b) { return {a.v >= b.v}; }
-  friend Mask operator==(Vec a, Vec b) { return {a.v == b.v}; }
-  friend Mask operator!=(Vec a, Vec b) { return {a.v != b.v}; }
-  friend Vec select(Mask m, Vec a, Vec b) { return m.m ? a.v : b.v; }
+  friend Mask operator<(Vec a, Vec b) { return cmp_lt(a.v, b.v); }
+  friend Mask operator<=(Vec a, Vec b) { return cmp_le(a.v, b.v); }
+  friend Mask operator>(Vec a, Vec b) { return cmp_gt(a.v, b.v); }
+  friend Mask operator>=(Vec a, Vec b) { return cmp_ge(a.v, b.v); }
+  friend Mask operator==(Vec a, Vec b) { return cmp_eq(a.v, b.v); }
+  friend Mask operator!=(Vec a, Vec b) { return cmp_ne(a.v, b.v); }
+  friend Vec select(Mask m, Vec a, Vec b) { return blend(m, a.v, b.v); }
   S lane(int i) const { return v[i]; }
 };
 
-using VF = Vec<float, vf_raw, vfm_raw, kWF>;
-using VD = Vec<double, vd_raw, vdm_raw, kWD>;
+using VF = Vec<float, vf_raw, MaskF, kWF>;
+using VD = Vec<double, vd_raw, MaskD, kWD>;
 
 // Primitive functions, found by argument-dependent lookup from the formulas.
 // SLEEF's header declares each ISA's functions only when the compiler flags enable that
