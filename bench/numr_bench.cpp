@@ -11,6 +11,7 @@
 #include <ATen/Parallel.h>
 #include <cblas.h>
 #include <numr/numr.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/version.h>
 
 #include <algorithm>
@@ -135,7 +136,7 @@ std::string rate_str(double work, double ms, bool flops) {
 
 void print_table(const std::vector<Row>& rows, bool markdown) {
   const std::vector<std::string> head = {"op",          "shape",       "numr ms",
-                                         "torch ms",    "OpenBLAS ms", "numr/torch",
+                                         "torch ms",    "ref ms",      "numr/torch",
                                          "numr rate",   "of floor",    "check"};
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows) {
@@ -249,7 +250,8 @@ class Bench {
     rows_.push_back(r);
   }
 
-  // A GEMM of m x k by k x n; `blas_fn` is the OpenBLAS rate numr is held against.
+  // A GEMM-bound op doing `flop` work; `blas_fn` is the reference rate numr is held
+  // against (OpenBLAS's sgemm for matmul, numr's own plain matmul for the epilogues).
   void gemm_op(const std::string& op, const std::string& shape, double flop,
                const std::function<numr::Tensor()>& numr_fn,
                const std::function<at::Tensor()>& torch_fn, const std::function<void()>& blas_fn,
@@ -303,6 +305,78 @@ class Bench {
   double copy_rate_ = kNaN;
   std::vector<Row> rows_;
 };
+
+// The fused ops of numr against libtorch's unfused eager equivalents: the gate
+// silu(a) * b with its backward, and the GEMM epilogue gelu(a @ w + bias) with its
+// backward. Backward rows time the fused kernels numr's autograd calls (one pass for the
+// gate; one pass plus two GEMMs for the epilogue) against libtorch's autograd.
+void fused_cases(Bench& bench) {
+  for (numr::DType dt : {numr::DType::F32, numr::DType::BF16}) {
+    const bool bf = dt == numr::DType::BF16;
+    const double es = bf ? 2.0 : 4.0, tol = bf ? 2e-2 : 1e-5;
+    const std::vector<int64_t> shape = {4096, 4096};
+    const double n = 4096.0 * 4096.0;
+    const Pair a = make_inputs(shape, 21, dt), b = make_inputs(shape, 22, dt),
+               g = make_inputs(shape, 23, dt);
+    const std::string s = shape_str(shape, bf ? "bf16" : "f32");
+    bench.memory_op("silu_mul", s, 3 * n * es, [&] { return numr::silu_mul(a.n, b.n); },
+                    [&] { return at::silu(a.t) * b.t; }, tol);
+    // Forward + backward: 2 reads + 1 write, then 3 reads + 2 writes.
+    bench.memory_op(
+        "silu_mul fwd+bwd", s, 8 * n * es,
+        [&] {
+          numr::Tensor y = numr::silu_mul(a.n, b.n);
+          return numr::silu_mul_bwd(g.n, a.n, b.n).first;
+        },
+        [&] {
+          at::Tensor ta = a.t.detach().requires_grad_(true), tb = b.t.detach().requires_grad_(true);
+          at::Tensor y = at::silu(ta) * tb;
+          return torch::autograd::grad({y}, {ta, tb}, {g.t})[0];
+        },
+        tol);
+  }
+  struct Size {
+    int64_t m, k, n;
+  };
+  for (const Size sz : {Size{1024, 1024, 1024}, Size{4096, 1024, 4096}}) {
+    for (numr::DType dt : {numr::DType::F32, numr::DType::BF16}) {
+      const bool bf = dt == numr::DType::BF16;
+      const double tol = bf ? 3e-2 : 1e-4;
+      const Pair x = make_inputs({sz.m, sz.k}, 31, dt, -1.f, 1.f);
+      const Pair w = make_inputs({sz.k, sz.n}, 32, dt, -1.f, 1.f);
+      const Pair bias = make_inputs({sz.n}, 33, dt, -1.f, 1.f);
+      const Pair gy = make_inputs({sz.m, sz.n}, 34, dt, -1.f, 1.f);
+      const std::string s = std::string(bf ? "bf16 " : "f32 ") + std::to_string(sz.m) + "x" +
+                            std::to_string(sz.k) + "x" + std::to_string(sz.n);
+      const double flop = 2.0 * double(sz.m) * double(sz.k) * double(sz.n);
+      bench.gemm_op(
+          "matmul_bias_activation gelu", s, flop,
+          [&] { return numr::matmul_bias_activation(x.n, w.n, bias.n, numr::Activation::Gelu); },
+          [&] { return at::gelu(at::addmm(bias.t, x.t, w.t), "tanh"); },
+          [&] { numr::Tensor y = numr::matmul(x.n, w.n); }, tol);
+      const numr::EpilogueForward fwd =
+          numr::matmul_bias_activation_fwd(x.n, w.n, bias.n, numr::Activation::Gelu);
+      bench.gemm_op(
+          "matmul_bias_activation gelu bwd", s, 2 * flop,
+          [&] {
+            return numr::matmul_bias_activation_bwd_saved(gy.n, x.n, w.n, fwd.saved,
+                                                          numr::Activation::Gelu)
+                .d_b;
+          },
+          [&] {
+            at::Tensor tx = x.t.detach().requires_grad_(true), tw = w.t.detach().requires_grad_(true),
+                       tb = bias.t.detach().requires_grad_(true);
+            at::Tensor y = at::gelu(at::addmm(tb, tx, tw), "tanh");
+            return torch::autograd::grad({y}, {tx, tw, tb}, {gy.t})[1];
+          },
+          [&] {
+            numr::Tensor da = numr::matmul(gy.n, w.n.transpose(0, 1));
+            numr::Tensor dw = numr::matmul(x.n.transpose(0, 1), gy.n);
+          },
+          tol);
+    }
+  }
+}
 
 // ---- the cases ----
 
@@ -547,10 +621,12 @@ int main(int argc, char** argv) {
   elementwise_cases(bench);
   reduction_cases(bench);
   matmul_cases(bench);
+  fused_cases(bench);
   print_table(bench.rows(), opt.markdown);
   std::printf(
       "\nnumr/torch = torch time / numr time (above 1: numr is faster). of floor = numr's "
-      "rate over the copy bandwidth (memory-bound ops) or over OpenBLAS's sgemm rate "
-      "(matmul).\n");
+      "rate over the copy bandwidth (memory-bound ops), over OpenBLAS's sgemm rate "
+      "(matmul), over numr's plain matmul of the same shape (epilogue forward) or two plain "
+      "matmuls (epilogue backward); ref ms is that reference's time.\n");
   return 0;
 }
