@@ -98,7 +98,7 @@ Tensor unfused_forward(const Inputs& in, Activation act, const Tensor* residual)
 // ---- forward ----
 
 std::string check_forward(const Inputs& in, Activation act, DType t) {
-  const Tolerance tol = accumulation_tolerance(t, in.k);
+  const Tolerance tol = gemm_tolerance(t, in.k);
   RefTensor pre_ref;
   const RefTensor want =
       reference::matmul_bias_act(to_ref(in.a), to_ref(in.b), to_ref(in.bias), act, nullptr,
@@ -157,7 +157,7 @@ TEST(ParityEpilogue, ForwardManyBlocks) {
         const RefTensor want = reference::matmul_bias_act(to_ref(in.a), to_ref(in.b),
                                                           to_ref(in.bias), act, nullptr, &pre_ref);
         const EpilogueForward f = matmul_bias_activation_fwd(in.a, in.b, in.bias, act);
-        const Tolerance tol = accumulation_tolerance(t, in.k);
+        const Tolerance tol = gemm_tolerance(t, in.k);
         msg = compare(f.out, want, tol);
         if (msg.empty()) msg = compare(f.saved, needs_preactivation(act) ? pre_ref : want, tol);
         if (!msg.empty()) return with_label("fwd", act, in, msg);
@@ -178,7 +178,7 @@ TEST(ParityEpilogue, ForwardSavesWhatBackwardNeeds) {
           const RefTensor want = reference::matmul_bias_act(
               to_ref(in.a), to_ref(in.b), to_ref(in.bias), act, nullptr, &pre_ref);
           const EpilogueForward f = matmul_bias_activation_fwd(in.a, in.b, in.bias, act);
-          const Tolerance tol = accumulation_tolerance(t, in.k);
+          const Tolerance tol = gemm_tolerance(t, in.k);
           std::string msg = compare(f.out, want, tol);
           if (!msg.empty()) return with_label("fwd out", act, in, msg);
           msg = compare(f.saved, needs_preactivation(act) ? pre_ref : want, tol);
@@ -203,7 +203,7 @@ TEST(ParityEpilogue, Residual) {
           const RefTensor want = reference::matmul_bias_act(
               to_ref(in.a), to_ref(in.b), to_ref(in.bias), Activation::None, &rr);
           const Tensor got = matmul_bias_residual(in.a, in.b, in.bias, r);
-          const Tolerance tol = accumulation_tolerance(t, in.k);
+          const Tolerance tol = gemm_tolerance(t, in.k);
           std::string msg = compare(got, want, tol);
           if (!msg.empty()) return with_label("residual", Activation::None, in, msg);
           msg = compare(got, to_ref(unfused_forward(in, Activation::None, &r)), tol);
@@ -332,9 +332,9 @@ std::string check_backward(const Inputs& in, Activation act, DType t, Device dev
   const EpilogueGrads g = matmul_bias_activation_bwd_saved(grad, in.a, in.b, f.saved, act);
   RefTensor da_ref, dbw_ref;
   reference_gemm_grads(in, to_ref(gp), da_ref, dbw_ref);
-  msg = compare(g.d_a, da_ref, accumulation_tolerance(t, in.n));
+  msg = compare(g.d_a, da_ref, gemm_tolerance(t, in.n));
   if (!msg.empty()) return with_label("d_a", act, in, msg);
-  msg = compare(g.d_b, dbw_ref, accumulation_tolerance(t, rows));
+  msg = compare(g.d_b, dbw_ref, gemm_tolerance(t, rows));
   if (!msg.empty()) return with_label("d_b", act, in, msg);
   msg = compare(g.d_bias, db_ref, accumulation_tolerance(t, rows));
   if (!msg.empty()) return with_label("d_bias", act, in, msg);
@@ -342,9 +342,9 @@ std::string check_backward(const Inputs& in, Activation act, DType t, Device dev
   // ... and against the unfused composition's gradients from the same grad_pre.
   Tensor da_u, dbw_u, dbias_u;
   unfused_gemm_grads(in, gp, gp_wide, da_u, dbw_u, dbias_u);
-  msg = compare(g.d_a, to_ref(da_u), accumulation_tolerance(t, in.n));
+  msg = compare(g.d_a, to_ref(da_u), gemm_tolerance(t, in.n));
   if (!msg.empty()) return with_label("d_a vs unfused", act, in, msg);
-  msg = compare(g.d_b, to_ref(dbw_u), accumulation_tolerance(t, rows));
+  msg = compare(g.d_b, to_ref(dbw_u), gemm_tolerance(t, rows));
   if (!msg.empty()) return with_label("d_b vs unfused", act, in, msg);
   msg = compare(g.d_bias, to_ref(dbias_u), accumulation_tolerance(t, rows));
   if (!msg.empty()) return with_label("d_bias vs unfused", act, in, msg);
@@ -402,8 +402,8 @@ TEST(ParityEpilogue, BackwardRecomputing) {
           if (!msg.empty()) return with_label("grad_pre", act, in, msg);
           reference_gemm_grads(in, to_ref(gp), da_ref, dbw_ref);
           const EpilogueGrads g = matmul_bias_activation_bwd(grad, in.a, in.b, in.bias, act);
-          msg = compare(g.d_a, da_ref, accumulation_tolerance(t, in.n));
-          if (msg.empty()) msg = compare(g.d_b, dbw_ref, accumulation_tolerance(t, rows));
+          msg = compare(g.d_a, da_ref, gemm_tolerance(t, in.n));
+          if (msg.empty()) msg = compare(g.d_b, dbw_ref, gemm_tolerance(t, rows));
           if (msg.empty()) msg = compare(g.d_bias, db_ref, accumulation_tolerance(t, rows));
           if (!msg.empty()) return with_label("bwd", act, in, msg);
         }

@@ -156,6 +156,15 @@ Tolerance accumulation_tolerance(DType dtype, int64_t k) {
   return t;
 }
 
+Tolerance gemm_tolerance(DType dtype, int64_t k) {
+  const double kk = double(std::max<int64_t>(k, 1));
+  Tolerance t = tolerance_for(dtype);
+  const double unit = dtype == DType::F64 ? 1.2e-16 : 6e-8;
+  t.atol += 4.0 * unit * kk * std::sqrt(kk);
+  t.rel_norm += 4.0 * unit * std::sqrt(kk);
+  return t;
+}
+
 namespace {
 
 double round_to(double x, DType t) {

@@ -59,6 +59,10 @@ struct Tolerance {
 Tolerance tolerance_for(DType dtype);
 // A looser tolerance for results that sum many terms (reductions, matmul) of length k.
 Tolerance accumulation_tolerance(DType dtype, int64_t k);
+// For a GEMM of inner length k whose products are at most 1 in magnitude, summed in an
+// order the GEMM library chooses: the probabilistic bound of Higham and Mary,
+// |error| <= lambda sqrt(k) u sum|terms| <= lambda u k^1.5 (lambda = 4).
+Tolerance gemm_tolerance(DType dtype, int64_t k);
 
 // Compares; NaN must match NaN, ±Inf the same Inf. ref is rounded to got's dtype first.
 // Returns an empty string on success, else a description of the worst mismatch.
