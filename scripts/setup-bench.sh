@@ -1,28 +1,12 @@
 #!/usr/bin/env bash
-# Installs what numr_bench needs on Debian/Ubuntu: the build tools, numr's own
-# dependencies (SLEEF, OpenBLAS, GoogleTest) and libtorch-dev as the peer library.
-# Runs as root or through sudo, without prompts. Then:
+# Installs what numr_bench needs: numr's own dependencies plus libtorch-dev, the peer it
+# is compared with (scripts/install-deps.sh --bench). Then:
 #   cmake --preset bench && cmake --build --preset bench
 #   ./build/bench/bench/numr_bench --markdown
 set -euo pipefail
-
-packages=(build-essential cmake ninja-build pkg-config
-          libsleef-dev libopenblas-dev libgtest-dev libtorch-dev)
-
-if [[ $(id -u) -eq 0 ]]; then
-  sudo=()
-elif command -v sudo >/dev/null 2>&1; then
-  sudo=(sudo)
-else
-  echo "setup-bench.sh: run as root or install sudo" >&2
-  exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -q
-"${sudo[@]}" apt-get install -y -q --no-install-recommends "${packages[@]}"
-
-# libtorch-dev ships a CMake package config; numr's bench finds it with find_package(Torch).
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh --bench
+# libtorch-dev ships a CMake package config; the bench finds it with find_package(Torch).
 if [[ ! -f /usr/lib/$(gcc -dumpmachine)/cmake/Torch/TorchConfig.cmake ]]; then
   echo "setup-bench.sh: libtorch-dev installed but TorchConfig.cmake not found" >&2
   exit 1
