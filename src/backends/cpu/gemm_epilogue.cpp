@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cpu/gemm_support.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/matmul.h"
 #include "core/thread_pool.h"
@@ -36,70 +37,13 @@ namespace {
 using dnnl::memory;
 
 constexpr const char* kOp = "matmul_bias_activation";
+using Buffer = ScratchBuffer;
 
 // A staged block's f32 product stays within this, so it is still in L2/L3 when finished.
 constexpr int64_t kStageBytes = int64_t(2) << 20;
-// As in matmul.cpp: below this many multiply-adds oneDNN's per-call cost loses to the BLAS.
-constexpr double kOnednnMinMacs = 65536.0;
-// The least work worth a task of its own (as in onednn_matmul.cpp).
-constexpr double kMinMacsPerTask = 256.0 * 1024.0;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// oneDNN sizes its OpenMP team from the caller's OpenMP setting: held at 1 for the call.
-class OmpThreads {
- public:
-  explicit OmpThreads(int n) : saved_(omp_get_max_threads()) {
-    if (n != saved_) omp_set_num_threads(n);
-  }
-  ~OmpThreads() {
-    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
-  }
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  int saved_;
-};
-
-// Grow-only per-thread buffer, released after a call when above kKeepBytes.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { std::free(data_); }
-
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      std::free(data_);
-      size_ = (bytes + 63) / 64 * 64;
-      data_ = std::aligned_alloc(64, size_);
-      if (!data_) {
-        size_ = 0;
-        fail<OutOfMemory>(kOp, "cannot allocate ", bytes, " bytes of scratch");
-      }
-    }
-    return data_;
-  }
-  void trim() {
-    if (size_ <= kKeepBytes) return;
-    std::free(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-
- private:
-  static constexpr size_t kKeepBytes = size_t(64) << 20;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 struct ThreadBuffers {
-  Buffer a, b, stage, scratchpad;
+  Buffer a{kOp}, b{kOp}, stage{kOp}, scratchpad{kOp};
   void trim() {
     a.trim();
     b.trim();
@@ -366,7 +310,7 @@ class OnednnEpilogue {
           mode_.dnnl_bias ? dnnl::matmul::desc(e->a, e->b, e->bias, e->dst)
                           : dnnl::matmul::desc(e->a, e->b, e->dst);
       try {
-        dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
+        dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
         e->fast = std::strncmp(pd.impl_info_str(), "ref", 3) != 0;
         e->primitive = std::make_unique<dnnl::matmul>(pd);
         e->scratchpad = pd.scratchpad_desc();
@@ -378,7 +322,7 @@ class OnednnEpilogue {
     if (!execute) return entry.fast;
     if (!entry.primitive) fail<BackendError>(kOp, "oneDNN has no matmul for a block of this shape");
 
-    dnnl::engine& engine = cpu_engine();
+    dnnl::engine& engine = onednn_engine();
     thread_local dnnl::stream stream(engine);
     ThreadBuffers& tb = thread_buffers();
     const int64_t es = int64_t(dtype_size(a_.dtype));

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/cpu/gemm_support.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "core/thread_pool.h"
@@ -102,40 +103,7 @@ const char* element_ptr(const TensorRef& r, int64_t offset) {
   return static_cast<const char*>(r.base) + (r.offset + offset) * int64_t(dtype_size(r.dtype));
 }
 
-// Per-thread scratch memory kept between calls: first touch of a fresh large buffer
-// costs a page fault per 4 KiB, which for half-precision GEMMs costs more than the
-// conversion itself. Buffers above kKeepBytes are released after each call.
-class Scratch {
- public:
-  Scratch() = default;
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { std::free(data_); }
-
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      std::free(data_);
-      size_ = (bytes + 63) / 64 * 64;
-      data_ = std::aligned_alloc(64, size_);
-      if (!data_) {
-        size_ = 0;
-        fail<OutOfMemory>("matmul", "cannot allocate ", bytes, " bytes of scratch");
-      }
-    }
-    return data_;
-  }
-  void trim() {
-    if (size_ <= kKeepBytes) return;
-    std::free(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-
- private:
-  static constexpr size_t kKeepBytes = size_t(64) << 20;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
+using Scratch = ScratchBuffer;
 
 struct ThreadScratch {
   Scratch a, b, c;  // left operand, right operand, f32 result
@@ -196,11 +164,9 @@ void gemm(DType ct, const Mat& a, const Mat& b, int64_t m, int64_t n, int64_t k,
                 b.ld, 0.0f, static_cast<float*>(c), int(ldc));
 }
 
-// Products below this many multiply-adds (all batch items together) go to the BLAS:
+// Products below kOnednnMinMacs multiply-adds (all batch items together) go to the BLAS:
 // oneDNN's fixed cost per call (~2 us here) loses to OpenBLAS up to about 40x40x40, and
-// wins from 64x64x64 on (measured, BENCHMARKS.md).
-constexpr double kOnednnMinMacs = 65536.0;
-
+// wins from 64x64x64 on.
 bool use_onednn(DType dt, int64_t n_batch, int64_t m, int64_t n, int64_t k) {
   if (dt == DType::F64) return false;  // oneDNN has no f64 matmul
   return double(n_batch) * double(m) * double(n) * double(k) >= kOnednnMinMacs;

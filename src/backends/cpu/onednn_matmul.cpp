@@ -17,6 +17,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/cpu/gemm_support.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
@@ -25,63 +26,7 @@ namespace numr::cpu {
 namespace {
 
 using dnnl::memory;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// oneDNN sizes its OpenMP team from the calling thread's OpenMP setting. It is held at 1
-// (numr's pool does the splitting) for the call and put back after, so the caller's own
-// OpenMP code is left as it was.
-class OmpThreads {
- public:
-  explicit OmpThreads(int n) : saved_(omp_get_max_threads()) {
-    if (n != saved_) omp_set_num_threads(n);
-  }
-  ~OmpThreads() {
-    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
-  }
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  int saved_;
-};
-
-// Grow-only per-thread buffer (packed operands, oneDNN's scratchpad); released after a call
-// when above kKeepBytes.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { std::free(data_); }
-
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      std::free(data_);
-      size_ = (bytes + 63) / 64 * 64;
-      data_ = std::aligned_alloc(64, size_);
-      if (!data_) {
-        size_ = 0;
-        fail<OutOfMemory>("matmul", "cannot allocate ", bytes, " bytes of scratch");
-      }
-    }
-    return data_;
-  }
-  void trim() {
-    if (size_ <= kKeepBytes) return;
-    std::free(data_);
-    data_ = nullptr;
-    size_ = 0;
-  }
-
- private:
-  static constexpr size_t kKeepBytes = size_t(64) << 20;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
+using Buffer = ScratchBuffer;
 
 struct ThreadBuffers {
   Buffer a, b, scratchpad;
@@ -168,7 +113,6 @@ std::vector<BatchDim> merged_batch(const Shape& out_shape, const Operand& a, con
 
 // The least work worth a task of its own: below it, waking another thread costs more than
 // it saves.
-constexpr double kMinMacsPerTask = 256.0 * 1024.0;
 
 // A cached primitive and what executing it needs.
 struct Entry {
@@ -195,7 +139,7 @@ class PrimitiveCache {
     // With a scratchpad passed in by each caller, one primitive may run on several
     // threads at once.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, out), attr, cpu_engine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, out), attr, onednn_engine());
     // oneDNN's reference implementation is a scalar loop, far slower than numr's BLAS
     // path; such cases are left to that path.
     if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) {
@@ -280,7 +224,7 @@ bool onednn_matmul(const MatmulCall& call) {
     if (!entry.primitive) return false;
     if (!execute) return true;
 
-    dnnl::engine& engine = cpu_engine();
+    dnnl::engine& engine = onednn_engine();
     thread_local dnnl::stream stream(engine);
     ThreadBuffers& tb = thread_buffers();
     memory a_mem(entry.a, engine, nullptr), b_mem(entry.b, engine, nullptr),
