@@ -37,7 +37,7 @@
 namespace numr::cpu::NUMR_ISA {
 namespace {
 
-constexpr int64_t kChunk = 1024;     // elements per feed; buffers stay in L1
+constexpr int64_t kChunk = 4096;     // elements per feed: fewer per-chunk merges; buffers fit L1/L2
 constexpr int64_t kTile = 4096;      // output columns per column-path tile: whole rows
                                      // of common widths, so reads stay contiguous
 constexpr int64_t kFlushRows = 128;  // column sums: float partials folded into double
