@@ -1,7 +1,10 @@
 #include "numr/device.h"
 
+#include <atomic>
 #include <string>
 
+#include "backends/cuda/context.h"
+#include "backends/cuda/cuda_backend.h"
 #include "core/backend.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
@@ -45,14 +48,27 @@ Backend& backend_for(Device device) {
       if (device.index != 0) fail<BackendUnavailable>("cpu", "there is one CPU device, cpu:0");
       return cpu_backend();
     case DeviceType::Cuda:
-      fail<BackendUnavailable>("cuda", "this build of numr has no CUDA backend yet");
+      // Throws BackendUnavailable saying why: no driver, cuInit failed, or no such device.
+      return cuda::cuda_backend(device.index);
     case DeviceType::WebGpu:
       fail<BackendUnavailable>("webgpu", "this build of numr has no WebGPU backend yet");
   }
   fail<BackendUnavailable>("device", "unknown device type");
 }
 
-std::vector<Device> available_devices() { return {Device::cpu()}; }
+std::vector<Device> available_devices() {
+  std::vector<Device> out{Device::cpu()};
+  for (int i = 0, n = cuda::cuda_device_count(); i < n; ++i) out.push_back(Device::cuda(i));
+  return out;
+}
+
+void synchronize(Device device) { backend_for(device).synchronize(); }
+
+namespace {
+std::atomic<bool> g_allow_tf32{false};
+}
+void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
+bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
 
 void set_num_threads(int n) {
   if (n < 1) fail<InvalidArgument>("set_num_threads", "thread count must be >= 1, got ", n);

@@ -3,7 +3,9 @@
 // WGSL expression types provide the same names.
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace numr::math {
 
@@ -19,5 +21,17 @@ NUMR_STD1(trunc) NUMR_STD1(rint)
 inline double pow(double x, double y) { return std::pow(x, y); }
 inline double atan2(double y, double x) { return std::atan2(y, x); }
 inline double select(bool c, double a, double b) { return c ? a : b; }
+// Primitives of the device math library (math/device_libm.h).
+inline double fma(double a, double b, double c) { return std::fma(a, b, c); }
+// 2^n for integral n in [-1022, 1023], built from the exponent bits.
+inline double pow2i(double n) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(static_cast<std::int64_t>(n) + 1023)
+                               << 52);
+}
+// floor(log2 |x|) for normal finite nonzero x, read from the exponent bits.
+inline double ilogb_normal(double x) {
+  return static_cast<double>(
+      static_cast<std::int64_t>((std::bit_cast<std::uint64_t>(x) >> 52) & 0x7ff) - 1023);
+}
 
 }  // namespace numr::math

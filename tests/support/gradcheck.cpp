@@ -6,6 +6,8 @@
 #include <random>
 #include <sstream>
 
+#include "support/harness.h"
+
 namespace numr::test {
 namespace {
 
@@ -46,9 +48,9 @@ std::string gradcheck(const VarFn& f, const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].dtype() != DType::F64) continue;
     std::vector<double> base = inputs[i].contiguous().to_vector<double>();
-    const std::vector<double> analytic =
-        g.contains(xs[i]) ? g[xs[i]].contiguous().to_vector<double>()
-                          : std::vector<double>(base.size(), 0.0);
+    const std::vector<double> analytic = g.contains(xs[i])
+                                             ? g[xs[i]].contiguous().to_vector<double>()
+                                             : std::vector<double>(base.size(), 0.0);
     for (size_t j = 0; j < base.size(); ++j) {
       std::vector<Tensor> moved = inputs;
       std::vector<double> v = base;
@@ -70,34 +72,100 @@ std::string gradcheck(const VarFn& f, const std::vector<Tensor>& inputs,
   return "";
 }
 
-std::string gradgradcheck(const VarFn& f, const std::vector<Tensor>& inputs,
-                          const GradcheckOptions& opts) {
-  Tensor w;
-  std::vector<Tensor> vs;
-  for (size_t i = 0; i < inputs.size(); ++i) vs.push_back(random_like(inputs[i], 1000 + i));
-  const VarFn h = [&](const std::vector<Var>& xs) -> Var {
-    // Fresh leaves that share the inputs' history, so the gradient is taken w.r.t. them.
+namespace {
+
+// The analytic gradients of sum(f(x) * w) with respect to every F64 input (zeros where
+// the loss does not depend on one), as CPU tensors.
+std::vector<Tensor> analytic_gradients(const VarFn& f, const std::vector<Tensor>& inputs,
+                                       Tensor& w) {
+  std::vector<Var> xs;
+  for (const Tensor& t : inputs) xs.emplace_back(t, t.dtype() == DType::F64);
+  const Var loss = weighted_loss(f, xs, w);
+  const Gradients g = loss.requires_grad() ? backward(loss) : Gradients();
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].dtype() != DType::F64) continue;
+    out.push_back(g.contains(xs[i]) ? g[xs[i]].to(Device::cpu())
+                                    : zeros(inputs[i].shape(), DType::F64, Device::cpu()));
+  }
+  return out;
+}
+
+// The second-order functional of gradgradcheck: Σ_i sum(∂L/∂x_i * v_i).
+VarFn second_order(const VarFn& f, Tensor& w, const std::vector<Tensor>& vs) {
+  return [&f, &w, vs](const std::vector<Var>& xs) -> Var {
     const Var loss = weighted_loss(f, xs, w);
     if (!loss.requires_grad()) return sum(xs[0]) * 0.0;
     const VarGradients g = backward(loss, {.create_graph = true});
     Var acc;
     for (size_t i = 0; i < xs.size(); ++i) {
       if (!g.contains(xs[i])) continue;
-      const Var term = sum(g[xs[i]] * Var(vs[i].cast(xs[i].dtype())));
+      const Var term = sum(g[xs[i]] * Var(vs[i].to(xs[i].device()).cast(xs[i].dtype())));
       acc = acc.defined() ? acc + term : term;
     }
     return acc.defined() ? acc : sum(xs[0]) * 0.0;
   };
-  return gradcheck(h, inputs, opts);
 }
 
-namespace {
+std::vector<Tensor> on_device(const std::vector<Tensor>& ts, Device dev) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(t.to(dev));
+  return out;
+}
+
+// First- and second-order gradients computed on `dev` must equal the CPU's: both are
+// F64, and they differ only by the rounding of differently ordered sums and of the
+// device's own math functions (a few ulp each), so the bound is far tighter than the
+// central-difference one.
+std::string compare_on_device(const VarFn& f, const std::vector<Tensor>& inputs, Device dev) {
+  constexpr double kAtol = 1e-11, kRtol = 1e-9;
+  std::vector<Tensor> vs;
+  for (size_t i = 0; i < inputs.size(); ++i) vs.push_back(random_like(inputs[i], 1000 + i));
+  for (int order = 1; order <= 2; ++order) {
+    Tensor w_cpu, w_dev;
+    const VarFn g_cpu = order == 1 ? f : second_order(f, w_cpu, vs);
+    Tensor w2_cpu, w2_dev;
+    const std::vector<Tensor> want = analytic_gradients(g_cpu, inputs, w2_cpu);
+    w_dev = w_cpu.defined() ? w_cpu.to(dev) : Tensor();
+    w2_dev = w2_cpu.to(dev);
+    const VarFn g_dev = order == 1 ? f : second_order(f, w_dev, vs);
+    const std::vector<Tensor> got = analytic_gradients(g_dev, on_device(inputs, dev), w2_dev);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const std::vector<double> a = got[i].contiguous().to_vector<double>();
+      const std::vector<double> b = want[i].contiguous().to_vector<double>();
+      for (size_t j = 0; j < a.size(); ++j) {
+        const bool both_nan = std::isnan(a[j]) && std::isnan(b[j]);
+        if (!both_nan && !(std::fabs(a[j] - b[j]) <= kAtol + kRtol * std::fabs(b[j]))) {
+          std::ostringstream os;
+          os << "order " << order << ", gradient " << i << " element " << j << ": " << dev
+             << " gives " << a[j] << ", cpu " << b[j];
+          return os.str();
+        }
+      }
+    }
+  }
+  return "";
+}
+
 std::mutex g_mu;
 std::map<std::pair<OpId, int>, bool>& results() {
   static std::map<std::pair<OpId, int>, bool> r;
   return r;
 }
+// Per op and non-CPU backend: did its gradients match the CPU's.
+std::map<std::pair<OpId, std::string>, bool>& device_results() {
+  static std::map<std::pair<OpId, std::string>, bool> r;
+  return r;
+}
 }  // namespace
+
+std::string gradgradcheck(const VarFn& f, const std::vector<Tensor>& inputs,
+                          const GradcheckOptions& opts) {
+  Tensor w;
+  std::vector<Tensor> vs;
+  for (size_t i = 0; i < inputs.size(); ++i) vs.push_back(random_like(inputs[i], 1000 + i));
+  return gradcheck(second_order(f, w, vs), inputs, opts);
+}
 
 void record_gradcheck(OpId op, int order, bool passed) {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -120,9 +188,25 @@ void check_gradients(OpId op, const std::string& what, const VarFn& f,
   }
   record_gradcheck(op, 1, first.empty());
   record_gradcheck(op, 2, second.empty());
-  if (!first.empty()) ADD_FAILURE() << "[" << op_name(op) << "] " << what << ", first order: " << first;
+  if (!first.empty())
+    ADD_FAILURE() << "[" << op_name(op) << "] " << what << ", first order: " << first;
   if (!second.empty())
     ADD_FAILURE() << "[" << op_name(op) << "] " << what << ", second order: " << second;
+  for (const TestDevice& td : test_devices()) {
+    if (td.device.is_cpu() || !td.available) continue;
+    std::string msg;
+    try {
+      msg = compare_on_device(f, inputs, td.device);
+    } catch (const std::exception& e) {
+      msg = std::string("threw: ") + e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(g_mu);
+      auto [it, inserted] = device_results().try_emplace({op, td.device.str()}, msg.empty());
+      if (!inserted) it->second = it->second && msg.empty();
+    }
+    if (!msg.empty()) ADD_FAILURE() << "[" << op_name(op) << "] " << what << ", " << msg;
+  }
 }
 
 namespace {
@@ -149,6 +233,32 @@ class GradcheckReport : public ::testing::Environment {
     if (!missing.empty()) std::cout << "  without a passing check:" << missing << "\n";
     if (::testing::GTEST_FLAG(filter) == "*" && !missing.empty())
       ADD_FAILURE() << "differentiable ops without passing gradient checks:" << missing;
+    for (const TestDevice& td : test_devices()) {
+      if (td.device.is_cpu()) continue;
+      if (!td.available) {
+        std::cout << "Gradients on " << td.device << ": skipped (" << td.reason << ")\n";
+        continue;
+      }
+      int same = 0;
+      std::string differ;
+      for (const OpInfo& info : all_ops()) {
+        if (!info.differentiable) continue;
+        const auto it = device_results().find({info.id, td.device.str()});
+        if (it != device_results().end() && it->second)
+          ++same;
+        else {
+          differ += ' ';
+          differ += info.name;
+        }
+      }
+      std::cout << "Gradients on " << td.device
+                << " equal to the CPU's (first and second order): " << same << "/" << diff
+                << " differentiable ops\n";
+      if (!differ.empty()) std::cout << "  without a match:" << differ << "\n";
+      if (::testing::GTEST_FLAG(filter) == "*" && !differ.empty())
+        ADD_FAILURE() << "differentiable ops whose gradients on " << td.device
+                      << " were not shown equal to the CPU's:" << differ;
+    }
   }
 };
 }  // namespace

@@ -1,0 +1,93 @@
+"""Joins numr_gpu_bench's and torch_peer.py's outputs into one markdown table.
+
+For memory-bound cases the floor is the bytes each must move (inputs read once, outputs
+written once) over the copy bandwidth measured in the same run (the faster of the two
+copies); for GEMMs, the FLOPs over the faster plain matmul of that dtype in the run.
+Usage: python3 report.py numr.jsonl torch.jsonl
+"""
+import json
+import re
+import sys
+
+ELEM = {"f32": 4, "tf32": 4, "bf16": 2}
+
+
+def load(path):
+    meta, rows = {}, {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            obj = json.loads(line)
+            if "case" in obj:
+                rows[obj["case"]] = obj
+            else:
+                meta.update(obj)
+    return meta, rows
+
+
+def traffic(case):
+    """Bytes moved, or None for a GEMM case."""
+    m = re.match(r"(.+)_(f32|bf16|tf32)_(\w+)$", case)
+    op, tag, size = m.group(1), m.group(2), m.group(3)
+    e = ELEM[tag]
+    if op.startswith(("matmul", "linear")):
+        return None
+    if size.endswith("M"):
+        n = int(size[:-1]) << 20
+    else:
+        r, c = (int(v) for v in size.split("x"))
+        n = r * c
+    passes = {"copy": 2, "sum_all": 1, "sum_lastdim": 1, "sum_dim0": 1, "max_lastdim": 1,
+              "exp": 2, "add": 3, "silu": 2, "silu_mul": 3, "gelu_mul": 3,
+              "silu_mul_fwd_bwd": 8, "softmax": 2, "cumsum": 2}[op]
+    return passes * n * e
+
+
+def flops(case):
+    m = re.search(r"_(\d+)x(\d+)x(\d+)$", case)
+    mm, k, n = (int(v) for v in m.groups())
+    f = 2 * mm * k * n
+    return 3 * f if "fwd_bwd" in case else f
+
+
+def main():
+    nmeta, numr = load(sys.argv[1])
+    tmeta, torch = load(sys.argv[2])
+    copies = [r["ms"] for r in (numr.get("copy_f32_256M"), torch.get("copy_f32_256M"))
+              if r and "ms" in r]
+    bandwidth = traffic("copy_f32_256M") / min(copies) / 1e6 if copies else None  # GB/s
+    print(f"Device: {tmeta.get('device', '?')}; PyTorch {tmeta.get('torch', '?')}; "
+          f"copy floor {bandwidth:.0f} GB/s (read + write)\n" if bandwidth else "")
+    print("| case | numr ms | torch ms | numr speed-up | numr % of floor | torch % of floor |")
+    print("|---|---:|---:|---:|---:|---:|")
+    gemm_best = {}
+    for name in torch:
+        if traffic(name) is None and name.startswith("matmul_"):
+            tag = name.split("_")[1]
+            for side in (numr, torch):
+                if name in side and "ms" in side[name]:
+                    rate = flops(name) / side[name]["ms"]
+                    gemm_best[tag] = max(gemm_best.get(tag, 0), rate)
+    for name in list(torch) + [c for c in numr if c not in torch]:
+        n, t = numr.get(name, {}), torch.get(name, {})
+        nm, tm = n.get("ms"), t.get("ms")
+        b = traffic(name)
+        if b is not None:
+            floor = b / (bandwidth * 1e6) if bandwidth else None
+        else:
+            tag = re.match(r".+?_(f32|bf16|tf32)_", name).group(1)
+            floor = flops(name) / gemm_best[tag] if tag in gemm_best else None
+
+        def pct(ms):
+            return f"{100 * floor / ms:.0f}%" if ms and floor else "-"
+
+        cells = [name, f"{nm:.3f}" if nm else n.get("error", "-")[:60],
+                 f"{tm:.3f}" if tm else "-", f"{tm / nm:.2f}x" if nm and tm else "-",
+                 pct(nm), pct(tm)]
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""PyTorch's times for the cases numr_gpu_bench measures, on the same GPU in the same run.
+
+Prints one JSON object per line: {"case": name, "ms": median milliseconds}. Timed with CUDA
+events around `reps` back-to-back calls, median of `rounds` rounds, after warm-up.
+Usage: python3 torch_peer.py [--reps 20] [--rounds 7]
+"""
+import argparse
+import json
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+
+def timed(fn, reps, rounds):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(rounds):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / reps)
+    return statistics.median(times)
+
+
+def cases():
+    dev = "cuda"
+    g = torch.Generator(device=dev).manual_seed(1)
+    n = 64 << 20  # 64M elements
+
+    def rnd(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device=dev, generator=g, dtype=torch.float32).to(dtype)
+
+    big = rnd(256 << 20)
+    big_out = torch.empty_like(big)
+    yield "copy_f32_256M", lambda: big_out.copy_(big)
+    yield "sum_all_f32_256M", lambda: big.sum()
+    rows = big.view(65536, 4096)
+    yield "sum_lastdim_f32_65536x4096", lambda: rows.sum(dim=1)
+    yield "sum_dim0_f32_65536x4096", lambda: rows.sum(dim=0)
+    yield "max_lastdim_f32_65536x4096", lambda: rows.amax(dim=1)
+    del big_out
+
+    for dt, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        a, b = rnd(n, dtype=dt), rnd(n, dtype=dt)
+        yield f"exp_{tag}_64M", lambda a=a: torch.exp(a)
+        yield f"add_{tag}_64M", lambda a=a, b=b: a + b
+        yield f"silu_{tag}_64M", lambda a=a: F.silu(a)
+        yield f"silu_mul_{tag}_64M", lambda a=a, b=b: F.silu(a) * b
+        yield f"gelu_mul_{tag}_64M", lambda a=a, b=b: F.gelu(a, approximate="tanh") * b
+        ag, bg = a.clone().requires_grad_(), b.clone().requires_grad_()
+        gout = rnd(n, dtype=dt)
+
+        def fwd_bwd(ag=ag, bg=bg, gout=gout):
+            y = F.silu(ag) * bg
+            torch.autograd.grad(y, (ag, bg), gout)
+
+        yield f"silu_mul_fwd_bwd_{tag}_64M", fwd_bwd
+        s = rnd(65536, 1024, dtype=dt)
+        yield f"softmax_{tag}_65536x1024", lambda s=s: torch.softmax(s, dim=-1)
+        yield f"cumsum_{tag}_8192x8192", lambda s=s: torch.cumsum(s.view(8192, 8192), dim=-1)
+        del a, b, ag, bg, gout, s
+
+    m, k, nn = 8192, 4096, 4096
+    for dt, tag, tf32 in ((torch.float32, "f32", False), (torch.float32, "tf32", True),
+                          (torch.bfloat16, "bf16", False)):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        x, w, bias = rnd(m, k, dtype=dt), rnd(k, nn, dtype=dt), rnd(nn, dtype=dt)
+        yield f"matmul_{tag}_{m}x{k}x{nn}", lambda x=x, w=w: x @ w
+        yield f"linear_gelu_{tag}_{m}x{k}x{nn}", \
+            lambda x=x, w=w, bias=bias: F.gelu(torch.addmm(bias, x, w), approximate="tanh")
+        yield f"linear_gelu_fused_{tag}_{m}x{k}x{nn}", \
+            lambda x=x, w=w, bias=bias: torch._addmm_activation(bias, x, w, use_gelu=True)
+        yield f"linear_silu_{tag}_{m}x{k}x{nn}", \
+            lambda x=x, w=w, bias=bias: F.silu(torch.addmm(bias, x, w))
+        xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, bias))
+        gout = rnd(m, nn, dtype=dt)
+
+        def lin_bwd(xg=xg, wg=wg, bg=bg, gout=gout):
+            y = F.gelu(torch.addmm(bg, xg, wg), approximate="tanh")
+            torch.autograd.grad(y, (xg, wg, bg), gout)
+
+        yield f"linear_gelu_fwd_bwd_{tag}_{m}x{k}x{nn}", lin_bwd
+        del x, w, bias, xg, wg, bg, gout
+    torch.backends.cuda.matmul.allow_tf32 = False
+
+
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=7)
+    args = p.parse_args()
+    print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__}),
+          flush=True)
+    for name, fn in cases():
+        ms = timed(fn, args.reps, args.rounds)
+        print(json.dumps({"case": name, "ms": ms}), flush=True)
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Packs numr's test program (and the GPU benchmark once built), the library and every
+# shared library they load beyond glibc into one compressed archive, so they run on a GPU
+# machine that has a driver but none of the build dependencies.
+#   scripts/make-gpu-bundle.sh [build-dir] [archive]   (defaults: build/release, .gpu/bundle.tar.xz)
+# On the GPU machine: mkdir b && tar -xJf bundle.tar.xz -C b &&
+#   LD_LIBRARY_PATH=b/lib b/bin/numr_tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+archive=${2:-.gpu/bundle.tar.xz}
+
+cmake --build "$build"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/lib"
+for program in tests/numr_tests bench/numr_gpu_bench examples/numr_demo; do
+  [[ -x "$build/$program" ]] && cp "$build/$program" "$stage/bin/"
+done
+# Everything the programs resolve, except glibc's own libraries (the target has its own).
+for program in "$stage"/bin/*; do
+  ldd "$program" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*) ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
+  esac
+done
+mkdir -p "$(dirname "$archive")"
+tar -C "$stage" -cJf "$archive" bin lib
+ls -l "$archive"
