@@ -92,7 +92,9 @@ TEST(GradElementwise, WhereCondAndClamp) {
   const Tensor cond = Tensor::from_vector<uint8_t>({1, 0, 0, 1}, {4}).cast(DType::Bool);
   check_gradients(
       OpId::where_cond, "broadcast values",
-      [cond](const std::vector<Var>& x) { return where_cond(Var(cond), x[0], x[1]); },
+      [cond](const std::vector<Var>& x) {
+        return where_cond(Var(cond.to(x[0].device())), x[0], x[1]);
+      },
       {smooth_input(OpId::add, {3, 4}, 1), smooth_input(OpId::add, {4}, 2)});
   check_gradients(
       OpId::clamp, "both bounds",

@@ -206,7 +206,8 @@ TEST(GradShape, Cat) {
   const Var fixed(input({2, 5}, 38), false);
   check_gradients(OpId::cat, "[7] const [5] dim 0",
                   [&](const std::vector<Var>& v) {
-                    return sq(cat({v[0], reshape(fixed, {10}), v[1]}, 0));
+                    const Var here(fixed.tensor().to(v[0].device()), false);
+                    return sq(cat({v[0], reshape(here, {10}), v[1]}, 0));
                   },
                   {input({7}, 39), input({3}, 40)});
 }

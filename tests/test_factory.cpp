@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "math/random_normal.h"
 #include "numr/numr.h"
 #include "support/harness.h"
 
@@ -208,7 +209,7 @@ double spec_normal(uint64_t seed, uint64_t counter) {
   const Philox4 r = philox4x32(counter, seed);
   const double u1 = (double(r.v[0] >> 8) + 1.0) / 16777216.0;
   const double u2 = double(r.v[1] >> 8) / 16777216.0;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  return math::box_muller(u1, u2);
 }
 int64_t spec_integer(uint64_t seed, uint64_t counter, int64_t low, int64_t high) {
   const Philox4 r = philox4x32(counter, seed);

@@ -5,7 +5,9 @@
 //   uniform: (r0 >> 8) / 2^24, exact in F64/F32; F16/BF16 take the largest value <= it,
 //            so the result stays below 1
 //   normal:  u1 = ((r0 >> 8) + 1) / 2^24, u2 = (r1 >> 8) / 2^24,
-//            z = sqrt(-2 ln u1) cos(2 pi u2) in double, rounded to nearest in the dtype
+//            z = sqrt(-2 ln u1) cos(2 pi u2) in double with numr's own log and cos
+//            (src/math/random_normal.h), rounded to nearest in the dtype: the same bits
+//            on every backend
 //   integer: low + ((r0 | r1 << 32) mod (high - low)) in 64-bit arithmetic
 // A draw of n elements advances the generator's offset by n.
 #pragma once

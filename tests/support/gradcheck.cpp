@@ -23,7 +23,7 @@ Tensor random_like(const Tensor& t, uint64_t seed) {
 Var weighted_loss(const VarFn& f, const std::vector<Var>& xs, Tensor& w) {
   const Var y = f(xs);
   if (!w.defined()) w = random_like(y.tensor().cast(DType::F64), 77);
-  return sum(y * Var(w.cast(y.dtype())));
+  return sum(y * Var(w.to(y.device()).cast(y.dtype())));
 }
 
 // The loss at `inputs`. Inputs require grad as in the analytic pass, since f may itself

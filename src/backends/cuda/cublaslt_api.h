@@ -97,6 +97,11 @@ enum cublasLtMatmulDescAttributes_t : int {
 
 enum cublasLtMatmulPreferenceAttributes_t : int {
   CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,  // uint64_t
+  // The alignment (bytes) the heuristic may assume for each matrix pointer; 256 unless set.
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5,  // uint32_t
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES = 6,  // uint32_t
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES = 7,  // uint32_t
+  CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES = 8,  // uint32_t
 };
 
 // Epilogues (bit flags in the library; named combinations here). GELU is the tanh

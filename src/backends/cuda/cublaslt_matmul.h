@@ -53,7 +53,17 @@ struct LtOperands {
 // and queues the matmul on dev's stream. Throws BackendLimitation when cuBLASLt has no
 // algorithm for the combination, BackendError for other failures, BackendUnavailable when
 // cuBLASLt cannot be loaded.
+//
+// The heuristic is told the real alignment of every pointer (A, B, C, D, bias, aux): by
+// default it assumes 256-byte aligned matrices and may pick kernels that fail on a view
+// that starts mid-allocation. Its answer is cached per device and configuration (every
+// descriptor field, layout and pointer alignment), so repeated shapes skip the query.
 void lt_matmul(CudaDevice& dev, const LtMatmulDesc& desc, const LtLayout& a, const LtLayout& b,
                const LtLayout& c, const LtLayout& d, const LtOperands& operands);
+
+// lt_matmul, but returns false, having queued nothing, when cuBLASLt has no algorithm for
+// the combination (so the caller can fall back to a simpler epilogue or aligned copies).
+bool try_lt_matmul(CudaDevice& dev, const LtMatmulDesc& desc, const LtLayout& a, const LtLayout& b,
+                   const LtLayout& c, const LtLayout& d, const LtOperands& operands);
 
 }  // namespace numr::cuda

@@ -15,6 +15,7 @@
 // r2 and r3 are unused, so a draw of n elements consumes exactly n counters.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include "backends/cpu/kernels/kernels.h"
@@ -24,6 +25,7 @@
 #include "backends/cpu/kernels/isa.h"  // after every system header
 
 #include "backends/cpu/kernels/convert.h"
+#include "math/random_normal.h"
 
 namespace numr::cpu::NUMR_ISA {
 namespace {
@@ -54,10 +56,9 @@ double uniform_value(const Philox4& r, DType t) {
 }
 
 double normal_value(const Philox4& r) {
-  constexpr double kTwoPi = 6.283185307179586476925286766559;
   const double u1 = (double(r.v[0] >> 8) + 1.0) * (1.0 / 16777216.0);
   const double u2 = philox_uniform(r.v[1]);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+  return math::box_muller(u1, u2);
 }
 
 // a * b rounded to double before any later add: the sequence formulas are specified

@@ -1,0 +1,158 @@
+#include "backends/cuda/elementwise_kernels.h"
+
+#include <cctype>
+#include <memory>
+
+#include "codegen/ptx/element_io.h"
+#include "codegen/ptx/value_math.h"
+#include "math/elementwise.h"
+#include "numr/error.h"
+
+namespace numr::cuda {
+
+using ptx::FormulaScope;
+using ptx::KernelBuilder;
+using ptx::PtxType;
+using ptx::Reg;
+using ptx::Value;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& ch : r) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return r;
+}
+
+// The op's formula on Values of the compute type. Unqualified calls find the templates of
+// math/elementwise.h and, by argument-dependent lookup, Value's own functions (value.h,
+// value_math.h), which win over the double overloads of math/scalar_double.h.
+Value apply(const ElementwiseConfig& c, const std::vector<Value>& x, const Value& s0,
+            const Value& s1, int output) {
+  using namespace ::numr::math;
+  const bool integer = !ptx::is_float(x[0].type());
+  switch (c.op) {
+    // clang-format off
+#define NUMR_UNARY(name, d, g) case OpId::name: return name(x[0]);
+#define NUMR_UNARY_PRED(name, d, g) NUMR_UNARY(name, d, g)
+#define NUMR_BINARY(name, d, g) case OpId::name: return name(x[0], x[1]);
+#define NUMR_COMPARE(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_LOGICAL(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_ACT_MUL(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_ACT_BWD(name, d, g) NUMR_BINARY(name, d, g)
+#define NUMR_TERNARY(name, d, g) case OpId::name: return name(x[0], x[1], x[2]);
+#define NUMR_SCALAR(name, d, g) case OpId::name: return name(x[0], s0);
+#define NUMR_ACT_MUL_BWD(name, d, g) \
+  case OpId::name: return output == 0 ? name##_a(x[0], x[1], x[2]) : name##_b(x[0], x[1], x[2]);
+#include "numr/op_table.def"
+    // clang-format on
+    case OpId::relu: return relu(x[0]);
+    case OpId::sigmoid: return sigmoid(x[0]);
+    case OpId::silu: return silu(x[0]);
+    case OpId::gelu: return gelu(x[0]);
+    case OpId::softplus: return softplus(x[0]);
+    case OpId::leaky_relu: return leaky_relu(x[0], s0);
+    case OpId::elu: return elu(x[0], s0);
+    case OpId::where_cond: return where_cond(x[0], x[1], x[2]);
+    case OpId::clamp:
+      if (integer) {  // the CPU's integer rule: the lower bound is tested first
+        const Value hi = c.has_hi ? select(x[0] > s1, s1, x[0]) : x[0];
+        return c.has_lo ? select(x[0] < s0, s0, hi) : hi;
+      }
+      return clamp(x[0], s0, s1, c.has_lo, c.has_hi);
+    default: fail<BackendError>("cuda", op_name(c.op), " is not an elementwise op");
+  }
+}
+
+int expected_inputs(OpId op) {
+  switch (op_info(op).family) {
+    case OpFamily::Unary:
+    case OpFamily::UnaryPred:
+    case OpFamily::Activation:
+    case OpFamily::Scalar:
+    case OpFamily::Clamp: return 1;
+    case OpFamily::Binary:
+    case OpFamily::Compare:
+    case OpFamily::Logical:
+    case OpFamily::ActMul:
+    case OpFamily::ActBwd: return 2;
+    case OpFamily::Ternary:
+    case OpFamily::Select:
+    case OpFamily::ActMulBwd: return 3;
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+PtxType elementwise_compute_type(DType src) {
+  switch (compute_dtype(src)) {
+    case DType::F64: return PtxType::f64;
+    case DType::F32: return PtxType::f32;
+    case DType::I64: return PtxType::s64;
+    default: return PtxType::s32;  // I32, and U8 (also Bool's compute dtype): wrapped on store
+  }
+}
+
+DType elementwise_source_dtype(OpId op, const std::vector<DType>& ins) {
+  return op == OpId::where_cond ? ins.at(1) : ins.at(0);
+}
+
+int elementwise_scalar_count(OpId op) {
+  if (op == OpId::clamp) return 2;
+  if (op == OpId::leaky_relu || op == OpId::elu || op_info(op).family == OpFamily::Scalar) return 1;
+  return 0;
+}
+
+std::string elementwise_key(const ElementwiseConfig& c) {
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chains of string +.
+  std::string k = "ew_";
+  k += op_name(c.op);
+  for (DType d : c.outs) k.append("_").append(lower(dtype_name(d)));
+  k += "_of";
+  for (DType d : c.ins) k.append("_").append(lower(dtype_name(d)));
+  k.append("_").append(c.shape.key());
+  if (c.op == OpId::clamp) {
+    if (c.has_lo) k += "_lo";
+    if (c.has_hi) k += "_hi";
+  }
+  return k;
+}
+
+GeneratedKernel generate_elementwise(const ElementwiseConfig& c, const ptx::Target& target) {
+  const int n_in = expected_inputs(c.op);
+  const size_t n_out = op_info(c.op).family == OpFamily::ActMulBwd ? 2 : 1;
+  if (n_in < 0 || c.ins.size() != size_t(n_in) || c.outs.size() != n_out)
+    fail<BackendError>("cuda", "elementwise kernel for ", op_name(c.op), " with ", c.ins.size(),
+                       " inputs and ", c.outs.size(), " outputs");
+  const PtxType compute = elementwise_compute_type(elementwise_source_dtype(c.op, c.ins));
+  const int n_scalars = elementwise_scalar_count(c.op);
+
+  MapSpec spec;
+  spec.name = elementwise_key(c);
+  spec.outs = c.outs;
+  spec.ins = c.ins;
+  spec.shape = c.shape;
+  // Scalars arrive as parameters of the compute type, converted on the host as the CPU
+  // converts them.
+  auto scalars = std::make_shared<std::vector<Reg>>();
+  spec.setup = [=](KernelBuilder& b) {
+    static constexpr const char* kNames[] = {"s0", "s1"};
+    for (int i = 0; i < n_scalars; ++i) scalars->push_back(b.param(compute, kNames[i]));
+  };
+  spec.body = [=](KernelBuilder& b, std::span<const Reg> raw, Reg) {
+    FormulaScope scope(b, compute);
+    std::vector<Value> x;
+    for (size_t k = 0; k < raw.size(); ++k)
+      x.push_back(ptx::from_storage(b, raw[k], c.ins[k], compute));
+    const Value s0 = n_scalars > 0 ? Value((*scalars)[0]) : Value(0);
+    const Value s1 = n_scalars > 1 ? Value((*scalars)[1]) : Value(0);
+    std::vector<Reg> out;
+    for (size_t o = 0; o < c.outs.size(); ++o)
+      out.push_back(ptx::to_storage(b, apply(c, x, s0, s1, int(o)), c.outs[o]));
+    return out;
+  };
+  return generate_map(spec, target);
+}
+
+}  // namespace numr::cuda

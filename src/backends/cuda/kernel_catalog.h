@@ -1,0 +1,22 @@
+// Every kernel configuration the CUDA backend can generate, so that the tests can run the
+// PTX of each through ptxas for every target numr supports, with no GPU. Each family's
+// generator file defines its own list; all_kernels joins them.
+#pragma once
+
+#include <vector>
+
+#include "backends/cuda/module.h"
+#include "codegen/ptx/types.h"
+
+namespace numr::cuda {
+
+std::vector<GeneratedKernel> elementwise_kernels(
+    const ptx::Target& target);  // + copy, fill, sequence, random
+std::vector<GeneratedKernel> reduce_kernels(
+    const ptx::Target& target);  // + along_axis, bias_activation_bwd
+std::vector<GeneratedKernel> epilogue_kernels(
+    const ptx::Target& target);  // fused GEMM epilogue passes
+
+std::vector<GeneratedKernel> all_kernels(const ptx::Target& target);
+
+}  // namespace numr::cuda

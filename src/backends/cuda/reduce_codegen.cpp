@@ -1,0 +1,92 @@
+#include "backends/cuda/reduce_codegen.h"
+
+#include "codegen/ptx/element_io.h"
+
+namespace numr::cuda {
+
+using ptx::Cmp;
+using ptx::KernelBuilder;
+using ptx::PtxType;
+using ptx::Reg;
+
+int vector_width(DType d) { return 16 / int(dtype_size(d)); }
+
+std::vector<Reg> load_raw_vector(KernelBuilder& b, DType d, Reg addr) {
+  const int size = int(dtype_size(d));
+  if (size >= 4) return b.ld_global_nc_v(ptx::storage_reg_type(d), 16 / size, addr);
+  // 16- and 8-bit elements come as four 32-bit words, split here.
+  const std::vector<Reg> words = b.ld_global_nc_v(PtxType::b32, 4, addr);
+  std::vector<Reg> out;
+  for (Reg w : words) {
+    if (size == 2) {
+      const auto [lo, hi] = b.unpack(w);
+      const PtxType t = ptx::storage_reg_type(d);
+      out.push_back(b.bitcast(lo, t));
+      out.push_back(b.bitcast(hi, t));
+    } else {
+      const Reg u = b.bitcast(w, PtxType::u32);
+      for (int k = 0; k < 4; ++k) out.push_back(b.and_(b.shr(u, 8 * k), 0xff));
+    }
+  }
+  return out;
+}
+
+Reg load_raw(KernelBuilder& b, DType d, Reg addr) {
+  return b.ld_global_nc(ptx::storage_mem_type(d), addr);
+}
+
+void store_raw_vector(KernelBuilder& b, DType d, Reg addr, const std::vector<Reg>& raw) {
+  const int size = int(dtype_size(d));
+  if (size >= 4) {
+    b.st_global_v(addr, raw);
+    return;
+  }
+  std::vector<Reg> words;
+  if (size == 2) {
+    for (size_t k = 0; k < raw.size(); k += 2)
+      words.push_back(b.pack(b.bitcast(raw[k], PtxType::b16), b.bitcast(raw[k + 1], PtxType::b16)));
+  } else {
+    for (size_t k = 0; k < raw.size(); k += 4) {
+      Reg w = b.and_(raw[k], 0xff);
+      for (size_t j = 1; j < 4; ++j) w = b.or_(w, b.shl(b.and_(raw[k + j], 0xff), int(8 * j)));
+      words.push_back(b.bitcast(w, PtxType::b32));
+    }
+  }
+  b.st_global_v(addr, words);
+}
+
+void for_each_in_run(KernelBuilder& b, DType d, Reg base, Reg len, Reg g_tid, Reg g_size,
+                     const std::function<void(const std::vector<Reg>&, Reg)>& visit) {
+  const int size = int(dtype_size(d));
+  const int vec = vector_width(d);
+  // Elements before the first 16-byte boundary (addresses are multiples of the size).
+  const Reg mis = b.and_(b.sub(b.mov(PtxType::u64, 16), b.and_(base, 15)), 15);
+  const Reg head = b.min(size == 1 ? mis : b.div(mis, size), len);
+  b.if_then(b.setp(Cmp::lt, g_tid, head),
+            [&] { visit({load_raw(b, d, b.mad(g_tid, size, base))}, g_tid); });
+  const Reg body = b.add(base, b.mul(head, size));
+  const Reg n_vec = b.div(b.sub(len, head), vec);
+  b.for_range(g_tid, n_vec, g_size, PtxType::u64, [&](Reg v) {
+    const Reg at = b.mad(v, 16, body);
+    visit(load_raw_vector(b, d, at), b.mad(v, vec, head));
+  });
+  const Reg t = b.add(b.mad(n_vec, vec, head), g_tid);
+  b.if_then(b.setp(Cmp::lt, t, len), [&] { visit({load_raw(b, d, b.mad(t, size, base))}, t); });
+}
+
+Reg strided_offset(KernelBuilder& b, Reg flat, const std::vector<Reg>& shape,
+                   const std::vector<Reg>& strides) {
+  Reg off = b.mov(PtxType::s64, 0);
+  Reg rest = flat;
+  for (size_t d = shape.size(); d-- > 1;) {
+    const Reg q = b.div(rest, shape[d]);
+    const Reg i = b.sub(rest, b.mul(q, shape[d]));
+    off = b.mad(b.bitcast(i, PtxType::s64), strides[d], off);
+    rest = q;
+  }
+  return b.mad(b.bitcast(rest, PtxType::s64), strides[0], off);
+}
+
+Reg wide(KernelBuilder& b, Reg u32) { return b.cvt(u32, PtxType::u64); }
+
+}  // namespace numr::cuda
