@@ -1,19 +1,22 @@
 // The CUDA GEMMs beyond what the parity harness reaches: which views cuBLASLt reads in
 // place (transposed, strided, broadcast batch) and which get copied, empty inner dims,
-// TF32 on and off, every epilogue form (fused by cuBLASLt or finished by the elementwise
-// pass) with and without the saved pre-activation, F16/BF16 epilogues staged in f32 block
-// by block (a bias cancelling the product, several blocks), GELU at the GEMM tolerance,
-// misaligned operands, a large product against the CPU, and, with no GPU needed, the
-// epilogue pass's PTX through ptxas and the staging blocks run on a host model of cuBLASLt.
+// TF32 on and off, 16-bit products rounded once (small and split-K shapes), every epilogue
+// form (fused by cuBLASLt or finished by the elementwise pass) with and without the saved
+// pre-activation, F16/BF16 epilogues direct and staged in f32 (a bias cancelling the
+// product, several blocks), GELU at the GEMM tolerance, misaligned operands, a large
+// product against the CPU, and, with no GPU needed, the epilogue pass's PTX through ptxas,
+// the choice of epilogue forms and the staging blocks run on a host model of cuBLASLt.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/gemm_epilogue_chunks.h"
+#include "backends/cuda/gemm_epilogue_forms.h"
 #include "backends/cuda/kernel_catalog.h"
 #include "backends/cuda/matmul_plan.h"
 #include "core/backend.h"
@@ -361,16 +364,66 @@ TEST(CudaMatmul, StagingBlocksComputeTheProduct) {
   }
 }
 
-TEST(CudaMatmul, StagingBlockRowsFitInL2) {
-  const int64_t l2 = int64_t(60) << 20;
-  EXPECT_EQ(cu::staged_chunk_rows(l2, 256), l2 / 3 / (256 * 4));
-  EXPECT_LE(cu::staged_chunk_rows(l2, 1000) * 1000 * 4, l2 / 3);
-  EXPECT_EQ(cu::staged_chunk_rows(l2, int64_t(1) << 20), 128);  // a floor for the GEMM's sake
-  EXPECT_GE(cu::staged_chunk_rows(0, 64), 128);                 // L2 size unknown
+TEST(CudaMatmul, StagingBlocksHoldTheWholeProductUpToTheBound) {
+  const int64_t bound = cu::kMaxStageBytes / 4;  // f32 elements
+  EXPECT_EQ(cu::staged_chunk_rows(4096), bound / 4096);
+  EXPECT_GE(cu::staged_chunk_rows(4096), 2048);  // blocks that still fill the GPU
+  EXPECT_LE(cu::staged_chunk_rows(1000) * 1000, bound);
+  EXPECT_EQ(cu::staged_chunk_rows(int64_t(1) << 30), 8);  // a floor: 8-row slices stay aligned
   cu::set_staged_chunk_rows_for_testing(5);
-  EXPECT_EQ(cu::staged_chunk_rows(l2, 256), 5);
+  EXPECT_EQ(cu::staged_chunk_rows(256), 5);
   cu::set_staged_chunk_rows_for_testing(0);
-  EXPECT_EQ(cu::staged_chunk_rows(l2, 256), l2 / 3 / (256 * 4));
+  EXPECT_EQ(cu::staged_chunk_rows(256), bound / 256);
+
+  // A call that fits is one block, whatever its item count; one that does not is cut
+  // into groups of a multiple of 8 items.
+  const int64_t m = 10, k = 4, n = 3, items = 11;
+  const cu::BatchPlan plan = cu::plan_batch({items}, {m * k}, {k * n}, m, n, k);
+  const std::vector<cu::RowChunk> one = cu::row_chunks(plan, m, n, false, k, 1000);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].gemm, (cu::GemmPiece{0, 0, 0, items}));
+  const std::vector<cu::RowChunk> two = cu::row_chunks(plan, m, n, false, k, 100);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].gemm.count, 8);
+  EXPECT_EQ(two[1].gemm, (cu::GemmPiece{8 * m * k, 8 * k * n, 8 * m * n, 3}));
+}
+
+// Which dtypes and activations cuBLASLt's epilogues serve (gemm_epilogue.cpp's table).
+TEST(CudaMatmul, DirectEpilogueFormsPerDtype) {
+  using F = cu::EpilogueForm;
+  const F bias{cu::CUBLASLT_EPILOGUE_BIAS, false, false, false, false};
+  const F bias_c{cu::CUBLASLT_EPILOGUE_BIAS, false, true, false, false};
+  const F relu_bias{cu::CUBLASLT_EPILOGUE_RELU_BIAS, false, false, false, false};
+  const F bias_pass{cu::CUBLASLT_EPILOGUE_BIAS, false, false, true, false};
+  const F pre_pass{cu::CUBLASLT_EPILOGUE_BIAS, true, false, true, false};
+  const F plain_pass{cu::CUBLASLT_EPILOGUE_DEFAULT, false, false, true, true};
+  const F plain_pre_pass{cu::CUBLASLT_EPILOGUE_DEFAULT, true, false, true, true};
+  using Forms = std::vector<F>;
+  const auto forms = cu::direct_epilogue_forms;
+  for (DType dt : {DType::F32, DType::F64}) {
+    EXPECT_EQ(forms(dt, Activation::None, false, false), (Forms{bias, plain_pass, bias_pass}));
+    EXPECT_EQ(forms(dt, Activation::None, false, true), (Forms{bias_c, plain_pass, bias_pass}));
+    EXPECT_EQ(forms(dt, Activation::Relu, false, false), (Forms{relu_bias, plain_pass, bias_pass}));
+    EXPECT_EQ(forms(dt, Activation::Relu, false, true), (Forms{plain_pass, bias_pass}));
+    EXPECT_EQ(forms(dt, Activation::Gelu, true, true), (Forms{plain_pre_pass, pre_pass}));
+  }
+  // F16/BF16: cuBLASLt's epilogues round a @ b to 16 bits first, so always staged.
+  for (DType dt : {DType::F16, DType::BF16})
+    for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu,
+                           Activation::Sigmoid, Activation::Tanh})
+      for (bool pre : {false, true})
+        for (bool res : {false, true}) EXPECT_EQ(forms(dt, act, pre, res), Forms{});
+}
+
+// 16-bit D under the COMPUTE_32F types: split-K only with partial sums in f32.
+TEST(CudaMatmul, SixteenBitOutputsKeepPartialSumsInF32) {
+  const uint32_t all = cu::CUBLASLT_REDUCTION_SCHEME_MASK;
+  const uint32_t f32_only = cu::CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  EXPECT_EQ(cu::reduction_scheme_mask(cu::CUBLAS_COMPUTE_32F, cu::CUDA_R_16BF), f32_only);
+  EXPECT_EQ(cu::reduction_scheme_mask(cu::CUBLAS_COMPUTE_32F, cu::CUDA_R_16F), f32_only);
+  EXPECT_EQ(cu::reduction_scheme_mask(cu::CUBLAS_COMPUTE_32F, cu::CUDA_R_32F), all);
+  EXPECT_EQ(cu::reduction_scheme_mask(cu::CUBLAS_COMPUTE_32F_FAST_TF32, cu::CUDA_R_32F), all);
+  EXPECT_EQ(cu::reduction_scheme_mask(cu::CUBLAS_COMPUTE_64F, cu::CUDA_R_64F), all);
 }
 
 // ---- views ----
@@ -458,6 +511,36 @@ TEST(CudaMatmul, MisalignedOperandsStillMultiply) {
         reference::matmul_bias_act(to_ref(a), to_ref(b), to_ref(bias), Activation::None, &res_ref);
     EXPECT_EQ(compare(got, want, gemm_tolerance(dt, k)), "") << dt;
   }
+}
+
+// ---- 16-bit products ----
+
+// F16/BF16 products rounded once from the f32 sum, on shapes whose algorithms may split K
+// (a long K and a tiny output most of all): partial sums kept in a 16-bit D would be
+// rounded each, off by several output units where they cancel. Against the float64
+// product at the GEMM tolerance, then at one output unit (the f32 sums of the GPU and the
+// reference may straddle a rounding boundary) plus the f32 accumulation error.
+TEST(CudaMatmul, SixteenBitProductsRoundedOnce) {
+  REQUIRE_CUDA();
+  struct Case {
+    Shape a, b;
+  };
+  const Case cases[] = {{{33, 17}, {17, 9}},
+                        {{67, 45}, {45, 40}},
+                        {{3, 300}, {300, 5}},
+                        {{2, 4096}, {4096, 3}},
+                        {{16, 2048}, {2048, 8}}};
+  for (DType dt : {DType::BF16, DType::F16})
+    for (const Case& c : cases) {
+      const Tensor a = uniform(c.a, dt, 90), b = uniform(c.b, dt, 91);
+      const Tensor got = matmul(a.to(kGpu), b.to(kGpu));
+      const std::string label =
+          std::string(dtype_name(dt)) + " " + shape_str(c.a) + " @ " + shape_str(c.b);
+      EXPECT_EQ(vs_reference(got, a, b), "") << label;
+      Tolerance one_unit = gemm_tolerance(dt, c.a.back());
+      one_unit.rtol = dt == DType::BF16 ? 0x1p-7 : 0x1p-10;  // an ulp, relative, at most
+      EXPECT_EQ(compare(got, reference::matmul(to_ref(a), to_ref(b)), one_unit), "") << label;
+    }
 }
 
 // ---- empty inner dim ----
@@ -636,9 +719,7 @@ class StagingRowsGuard {
 // row, and the bias is minus that row's product, rounded to dt. A product rounded to 16
 // bits before the bias is added loses every digit of these results (they come out 0 or a
 // few output ulps of a @ b off); numr adds in f32 and rounds once.
-TEST(CudaMatmul, Bf16AndF16BiasCancellingTheProduct) {
-  REQUIRE_CUDA();
-  const int64_t m = 48, k = 45, n = 40;
+void check_bias_cancelling(int64_t m, int64_t k, int64_t n) {
   for (DType dt : {DType::BF16, DType::F16}) {
     std::vector<float> av =
         uniform({m, k}, DType::F32, 60).cast(dt).cast(DType::F32).to_vector<float>();
@@ -659,15 +740,32 @@ TEST(CudaMatmul, Bf16AndF16BiasCancellingTheProduct) {
               run_backend(ag, bg, biasg, with_res ? &resg : nullptr, act, has_pre);
           const EpilogueForward want =
               run_backend(a, b, bias, with_res ? &res : nullptr, act, has_pre);
-          const std::string label =
-              std::string(dtype_name(dt)) + " " + std::string(activation_name(act)) +
-              (has_pre ? " (pre kept)" : "") + (with_res ? " + residual" : "");
+          const std::string label = std::string(dtype_name(dt)) + " [" + std::to_string(m) + ", " +
+                                    std::to_string(k) + "] @ [" + std::to_string(k) + ", " +
+                                    std::to_string(n) + "] " + std::string(activation_name(act)) +
+                                    (has_pre ? " (pre kept)" : "") +
+                                    (with_res ? " + residual" : "");
           EXPECT_EQ(compare(got.out, to_ref(want.out), tol), "") << label;
           if (has_pre) {
             EXPECT_EQ(compare(got.saved, to_ref(want.saved), tol), "") << label << " pre";
           }
         }
   }
+}
+
+TEST(CudaMatmul, Bf16AndF16BiasCancellingTheProduct) {
+  REQUIRE_CUDA();
+  check_bias_cancelling(48, 45, 40);
+  check_bias_cancelling(8, 1024, 8);  // long K, tiny output
+}
+
+// None and Relu through the staged path too (they are direct by default), against the CPU.
+TEST(CudaMatmul, StagedF16AndBf16EpiloguesMatchCpu) {
+  REQUIRE_CUDA();
+  for (const EpilogueCase& c : epilogue_cases()) check_epilogues(DType::BF16, c, false);
+  check_epilogues(DType::F16, epilogue_cases()[2], false);
+  check_epilogues(DType::BF16, epilogue_cases()[0], true);
+  check_epilogues(DType::F16, epilogue_cases()[3], true);
 }
 
 // cuBLASLt's GELU is not accurate enough for these; numr's pass is.
@@ -712,8 +810,9 @@ TEST(CudaMatmul, GeluF32AndF64AtGemmTolerance) {
     }
 }
 
-// The staged F16/BF16 epilogue in several blocks: forced small, so that a matrix is cut
-// into row slices (also across the items of a folded batch) and batch items are grouped.
+// The staged F16/BF16 epilogue (for every activation) in several blocks: forced small, so
+// that a matrix is cut into row slices (also across the items of a folded batch) and
+// batch items are grouped.
 TEST(CudaMatmul, StagedEpilogueInSeveralBlocks) {
   REQUIRE_CUDA();
   for (int64_t rows : {50, 64}) {
@@ -723,25 +822,6 @@ TEST(CudaMatmul, StagedEpilogueInSeveralBlocks) {
     check_epilogues(DType::BF16, epilogue_cases()[5], true);
     check_epilogues(DType::F16, epilogue_cases()[3], true);
   }
-}
-
-// More rows than one automatic block for the device's L2.
-TEST(CudaMatmul, StagedEpilogueLargerThanOneBlock) {
-  REQUIRE_CUDA();
-  const int64_t n = 256, k = 64;
-  const int64_t block = cu::staged_chunk_rows(int64_t(cu::cuda_device(0).props().l2_bytes), n);
-  if (block > (int64_t(1) << 17)) GTEST_SKIP() << "blocks of " << block << " rows: too large";
-  const int64_t m = 2 * block + 37;
-  const DType dt = DType::BF16;
-  const Tensor a = uniform({m, k}, dt, 80), b = uniform({k, n}, dt, 81);
-  const Tensor bias = uniform({n}, dt, 82), res = uniform({m, n}, dt, 83);
-  const Tensor resg = res.to(kGpu);
-  const EpilogueForward got =
-      run_backend(a.to(kGpu), b.to(kGpu), bias.to(kGpu), &resg, Activation::Gelu, true);
-  const EpilogueForward want = run_backend(a, b, bias, &res, Activation::Gelu, true);
-  const Tolerance tol = between_devices(dt, k);
-  EXPECT_EQ(compare(got.out, to_ref(want.out), tol), "") << m << " rows";
-  EXPECT_EQ(compare(got.saved, to_ref(want.saved), tol), "") << m << " rows, pre";
 }
 
 TEST(CudaMatmul, TransposedEpilogueOperands) {

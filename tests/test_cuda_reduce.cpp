@@ -107,7 +107,8 @@ struct Case {
 };
 
 // Shapes around the thresholds of reduce.cpp (warp rows up to 1024 elements, splits from
-// 32768 elements when outputs are few, columns for a strided reduced dim).
+// 32768 elements when outputs are few, columns for a strided reduced dim, vector columns
+// when the kept inner dim holds whole 16-byte vectors).
 const std::vector<Case> kCases = {
     {{1000, 300}, {1}, "warp rows"},
     {{64, 1024}, {1}, "warp rows at the limit"},
@@ -115,7 +116,11 @@ const std::vector<Case> kCases = {
     {{700, 4099}, {1}, "block rows, odd length"},
     {{3, 100003}, {1}, "split rows"},
     {{2, 32768}, {1}, "split rows at the limit"},
-    {{5000, 300}, {0}, "columns, split"},
+    {{256, 4096}, {1}, "block rows, aligned: unrolled loads only"},
+    {{64, 5001}, {1}, "block rows, unrolled loads and a remainder"},
+    {{5000, 300}, {0}, "columns, split (vector columns where 300 divides)"},
+    {{777, 64}, {0}, "vector columns, one pass"},
+    {{3, 4096, 8}, {1}, "vector columns, two kept dims"},
     {{40, 10000}, {0}, "columns, one pass"},
     {{30, 7, 5}, {0}, "columns, narrow"},
     {{100, 50, 7}, {0, 2}, "strided rows"},
@@ -244,17 +249,51 @@ TEST(CudaReduce, SoftmaxRows) {
                      "log_softmax " + shape_str(s));
       }
     }
+  // Around the register kernels' limits: warp_regs up to 1024 elements (512 for F64), with
+  // partly filled slots; block_regs up to 8192 (4096 for F64); aligned rows past that take
+  // the two-pass block kernel.
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64})
+    for (const Shape& s : {Shape{5, 8}, Shape{7, 96}, Shape{9, 512}, Shape{9, 520}, Shape{6, 1032},
+                           Shape{3, 4096}, Shape{4, 8192}, Shape{3, 8200}}) {
+      const Tensor x = random_tensor(s, t, 13, -8, 8);
+      expect_close(softmax(x.to(dev), -1), softmax(x, -1), 1e-7 + tol_of(t) * 0.01, tol_of(t),
+                   "softmax " + std::string(dtype_name(t)) + " " + shape_str(s));
+      expect_close(log_softmax(x.to(dev), -1), log_softmax(x, -1), tol_of(t), tol_of(t),
+                   "log_softmax " + std::string(dtype_name(t)) + " " + shape_str(s));
+    }
   // A view with an odd offset: input and output rows misaligned differently.
   const Tensor big = random_tensor({1 + 3 * 999}, DType::F32, 12);
   const Tensor x = narrow(big, 0, 1, 3 * 999).view({3, 999});
   expect_close(softmax(x.to(dev), 1), softmax(x, 1), 1e-7, 2e-5, "softmax, misaligned view");
 }
 
+// The register softmax on rows with -inf, +inf and NaN: the same rules as the CPU's.
+TEST(CudaReduce, SoftmaxRegisterRowsSpecialValues) {
+  REQUIRE_CUDA(dev);
+  const float inf = std::numeric_limits<float>::infinity(),
+              nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> v = {1,    -inf, 3,    -inf, 0,      2,       -1,   0.5f,  // some -inf
+                                -inf, -inf, -inf, -inf, -inf,   -inf,    -inf, -inf,  // all -inf
+                                1,    inf,  2,    3,    -inf,   0,       1,    2,     // +inf
+                                1,    2,    nan,  3,    4,      5,       6,    7,     // NaN
+                                -inf, inf,  nan,  0,    0,      0,       0,    0,     // everything
+                                -0.f, 0,    -0.f, 0,    1e-30f, -1e-30f, 80,   -80};
+  for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+    const Tensor x = Tensor::from_vector<float>(v, {6, 8}, Device::cpu()).cast(t);
+    expect_close(softmax(x.to(dev), 1), softmax(x, 1), 1e-7, tol_of(t),
+                 "softmax " + std::string(dtype_name(t)));
+    expect_close(log_softmax(x.to(dev), 1), log_softmax(x, 1), 1e-6, tol_of(t),
+                 "log_softmax " + std::string(dtype_name(t)));
+  }
+}
+
 TEST(CudaReduce, Scans) {
   REQUIRE_CUDA(dev);
-  for (DType t : {DType::F32, DType::F64, DType::I32, DType::U8})
-    for (const Shape& s :
-         {Shape{1}, Shape{100, 37}, Shape{5, 5000}, Shape{2, 1025}, Shape{40, 3, 17}}) {
+  // Aligned rows (n * size a multiple of 16) take 16-byte vectors: 1024 and 4100 (warp rows
+  // of two tiles; block rows with a partial second tile), 5000 (F32, F64, I32) and 8192.
+  for (DType t : {DType::F32, DType::F64, DType::I32, DType::U8, DType::BF16})
+    for (const Shape& s : {Shape{1}, Shape{100, 37}, Shape{5, 5000}, Shape{2, 1025},
+                           Shape{40, 3, 17}, Shape{6, 1024}, Shape{3, 4100}, Shape{2, 8192}}) {
       const Tensor x = random_tensor(s, t, 21, t == DType::U8 ? 0 : -2, 3);
       for (int64_t d = 0; d < int64_t(s.size()); ++d) {
         const int64_t n = s[size_t(d)];

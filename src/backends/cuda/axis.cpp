@@ -1,8 +1,10 @@
 // run_along_axis: cumsum, cumprod, softmax and log_softmax along n of a contiguous
 // [outer, n, inner] tensor.
-//   inner == 1, n <= kWarpRowMax: a warp per row;
-//   inner == 1, longer rows:      a block per row;
-//   inner > 1:                    a thread per (outer, inner) line, coalesced across inner.
+//   inner > 1:                    a thread per (outer, inner) line, coalesced across inner;
+//   softmax, aligned rows (every row of in and out on a 16-byte boundary) that fit in
+//   registers: warp_regs up to softmax_regs_capacity(warp), then block_regs;
+//   other rows, n <= kWarpRowMax: a warp per row;
+//   longer rows:                  a block per row.
 #include <cstdint>
 
 #include "backends/cuda/axis_kernels.h"
@@ -31,19 +33,30 @@ void run_along_axis(CudaDevice& dev, const AxisCall& call) {
   AxisKernelConfig cfg;
   cfg.op = call.op;
   cfg.dtype = d;
+  // n * es a multiple of 16 with both bases aligned puts every row on a 16-byte boundary.
+  const bool rows_aligned = in % 16 == 0 && out % 16 == 0 && (uint64_t(call.n) * es) % 16 == 0;
+  const bool softmax = call.op == OpId::softmax || call.op == OpId::log_softmax;
+  const int64_t warps = ceil_div(call.outer, kAxisBlock / 32);
   unsigned blocks = 1;
   if (call.inner > 1) {
     cfg.variant = AxisVariant::columns;
     blocks = grid_blocks(dev, ceil_div(call.outer * call.inner, kAxisBlock), 16);
+  } else if (softmax && rows_aligned && call.n <= softmax_regs_capacity(d, false)) {
+    cfg.variant = AxisVariant::warp_regs;
+    blocks = grid_blocks(dev, warps, 16);
+  } else if (softmax && rows_aligned && call.n <= softmax_regs_capacity(d, true)) {
+    cfg.variant = AxisVariant::block_regs;
+    blocks = grid_blocks(dev, call.outer, 8);
   } else if (call.n <= kWarpRowMax) {
     cfg.variant = AxisVariant::warp_rows;
-    blocks = grid_blocks(dev, ceil_div(call.outer, kAxisBlock / 32), 16);
+    blocks = grid_blocks(dev, warps, 16);
   } else {
     cfg.variant = AxisVariant::block_rows;
     blocks = grid_blocks(dev, call.outer, 8);
   }
   // Equal misalignment: every row's aligned input vectors line up with output vectors.
   cfg.vector_store = cfg.uses_vector_store() && in % 16 == out % 16;
+  cfg.aligned = cfg.uses_aligned() && rows_aligned;
 
   const CUfunction f = reduce_family_kernel(
       dev, cfg.name(), [&](const ptx::Target& t) { return generate_axis_kernel(cfg, t); });

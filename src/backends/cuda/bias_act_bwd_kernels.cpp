@@ -1,5 +1,6 @@
 #include "backends/cuda/bias_act_bwd_kernels.h"
 
+#include "backends/cuda/fast_math.h"
 #include "backends/cuda/reduce_codegen.h"
 #include "backends/cuda/reduce_state.h"
 #include "codegen/ptx/element_io.h"
@@ -54,7 +55,8 @@ GeneratedKernel generate_bias_act_bwd_kernel(const BiasActBwdKernelConfig& cfg,
   const PtxType acc = reduce_acc_type(d);
   const int acc_size = ptx::type_size(acc);
   KernelBuilder b(cfg.name(), target);
-  ptx::FormulaScope scope(b, acc);
+  // The activation's derivative as the elementwise *_bwd ops compute it (fast_math.h).
+  ptx::FormulaScope scope(b, acc, formula_fast_math(d, true));
   const Reg grad = b.param_ptr("grad");
   const Reg saved = b.param_ptr("saved");
   const Reg grad_pre = b.param_ptr("grad_pre");

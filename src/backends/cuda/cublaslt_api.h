@@ -97,11 +97,26 @@ enum cublasLtMatmulDescAttributes_t : int {
 
 enum cublasLtMatmulPreferenceAttributes_t : int {
   CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,  // uint64_t
+  // The split-K reduction schemes the heuristic may pick (cublasLtReductionScheme_t bits);
+  // all of them unless set.
+  CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = 3,  // uint32_t
   // The alignment (bytes) the heuristic may assume for each matrix pointer; 256 unless set.
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5,  // uint32_t
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES = 6,  // uint32_t
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES = 7,  // uint32_t
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES = 8,  // uint32_t
+};
+
+// How the partial dot products of a split-K algorithm are combined. NONE (no split) is
+// not a bit and is always allowed; INPLACE accumulates in D itself, so in D's type, and
+// OUTPUT_TYPE keeps the partial sums in D's type too: with a 16-bit D both round every
+// partial sum, not just the result. COMPUTE_TYPE keeps them in the compute type.
+enum cublasLtReductionScheme_t : int {
+  CUBLASLT_REDUCTION_SCHEME_NONE = 0,
+  CUBLASLT_REDUCTION_SCHEME_INPLACE = 1,
+  CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE = 2,
+  CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE = 4,
+  CUBLASLT_REDUCTION_SCHEME_MASK = 0x7,
 };
 
 // Epilogues (bit flags in the library; named combinations here). GELU is the tanh

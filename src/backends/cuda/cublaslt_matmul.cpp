@@ -96,10 +96,12 @@ uint32_t alignment_of(const void* p) {
 
 class Preference {
  public:
-  Preference(uint64_t workspace_bytes, const LtOperands& ops) {
+  Preference(uint64_t workspace_bytes, uint32_t reduction_schemes, const LtOperands& ops) {
     const CublasLt& lt = cublaslt();
     check(lt.matmul_preference_create(&pref_), "cublasLtMatmulPreferenceCreate");
     set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace_bytes, "MAX_WORKSPACE_BYTES");
+    if (reduction_schemes != uint32_t(CUBLASLT_REDUCTION_SCHEME_MASK))
+      set(CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reduction_schemes, "REDUCTION_SCHEME_MASK");
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(ops.a), "MIN_ALIGNMENT_A_BYTES");
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(ops.b), "MIN_ALIGNMENT_B_BYTES");
     set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(ops.c), "MIN_ALIGNMENT_C_BYTES");
@@ -122,13 +124,15 @@ class Preference {
 };
 
 // Heuristic answers by configuration. The key holds everything the heuristic sees: the
-// device, every descriptor attribute we set, the four layouts and the alignment of every
-// pointer (the bias and aux pointers' values matter to it too, per cublasLt.h).
+// device, every descriptor attribute we set, the preference's reduction schemes, the four
+// layouts and the alignment of every pointer (the bias and aux pointers' values matter to
+// it too, per cublasLt.h).
 using HeuristicKey = std::vector<int64_t>;
 
 HeuristicKey key_of(const CudaDevice& dev, const LtMatmulDesc& d, const LtLayout* const (&ls)[4],
-                    const LtOperands& ops) {
+                    uint32_t reduction_schemes, const LtOperands& ops) {
   HeuristicKey k = {dev.index(),
+                    int64_t(reduction_schemes),
                     int64_t(d.compute),
                     int64_t(d.scale_type),
                     int64_t(d.trans_a),
@@ -193,10 +197,11 @@ Heuristic run(CudaDevice& dev, const LtMatmulDesc& desc, const LtLayout& a, cons
   const Desc op(desc);
   const Layout la(a), lb(b), lc(c), ld(d);
   const LtLayout* const layouts[4] = {&a, &b, &c, &d};
-  HeuristicKey key = key_of(dev, desc, layouts, operands);
+  const uint32_t schemes = reduction_scheme_mask(desc.compute, d.type);
+  HeuristicKey key = key_of(dev, desc, layouts, schemes, operands);
   std::optional<Heuristic> cached = heuristic_cache().find(key);
   if (!cached) {
-    const Preference pref(h.workspace_bytes, operands);
+    const Preference pref(h.workspace_bytes, schemes, operands);
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
     const cublasStatus_t hs = lt.matmul_algo_get_heuristic(
@@ -222,6 +227,13 @@ Heuristic run(CudaDevice& dev, const LtMatmulDesc& desc, const LtLayout& a, cons
 }
 
 }  // namespace
+
+uint32_t reduction_scheme_mask(cublasComputeType_t compute, cudaDataType_t d) {
+  const bool narrow_d =
+      d == CUDA_R_16F || d == CUDA_R_16BF || (d == CUDA_R_32F && compute == CUBLAS_COMPUTE_64F);
+  return uint32_t(narrow_d ? CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE
+                           : CUBLASLT_REDUCTION_SCHEME_MASK);
+}
 
 bool try_lt_matmul(CudaDevice& dev, const LtMatmulDesc& desc, const LtLayout& a, const LtLayout& b,
                    const LtLayout& c, const LtLayout& d, const LtOperands& operands) {

@@ -49,6 +49,12 @@ struct LtOperands {
   const void* beta = nullptr;
 };
 
+// The split-K reduction schemes the heuristic may pick for a D of type d under `compute`:
+// all of them when D is as precise as the compute type; otherwise COMPUTE_TYPE only (and
+// no split), since the others sum the partial products in D's type (a 16-bit D would be
+// rounded once per partial sum, losing the digits an epilogue's bias or C can reveal).
+uint32_t reduction_scheme_mask(cublasComputeType_t compute, cudaDataType_t d);
+
 // Picks an algorithm with cublasLtMatmulAlgoGetHeuristic (within the device's workspace)
 // and queues the matmul on dev's stream. Throws BackendLimitation when cuBLASLt has no
 // algorithm for the combination, BackendError for other failures, BackendUnavailable when
@@ -56,7 +62,8 @@ struct LtOperands {
 //
 // The heuristic is told the real alignment of every pointer (A, B, C, D, bias, aux): by
 // default it assumes 256-byte aligned matrices and may pick kernels that fail on a view
-// that starts mid-allocation. Its answer is cached per device and configuration (every
+// that starts mid-allocation. It is also held to reduction_scheme_mask(desc.compute,
+// d.type). Its answer is cached per device and configuration (every
 // descriptor field, layout and pointer alignment), so repeated shapes skip the query.
 void lt_matmul(CudaDevice& dev, const LtMatmulDesc& desc, const LtLayout& a, const LtLayout& b,
                const LtLayout& c, const LtLayout& d, const LtOperands& operands);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <memory>
 
+#include "backends/cuda/fast_math.h"
 #include "codegen/ptx/element_io.h"
 #include "codegen/ptx/value_math.h"
 #include "math/elementwise.h"
@@ -83,6 +84,17 @@ int expected_inputs(OpId op) {
   }
 }
 
+// The approximations the op's f32 formula may use (fast_math.h).
+ptx::FastMath fast_math_for(OpId op, DType src) {
+  switch (op_info(op).family) {
+    case OpFamily::Activation:
+    case OpFamily::ActMul:
+    case OpFamily::ActBwd:
+    case OpFamily::ActMulBwd: return formula_fast_math(src, true);
+    default: return formula_fast_math(src, false);
+  }
+}
+
 }  // namespace
 
 PtxType elementwise_compute_type(DType src) {
@@ -125,7 +137,9 @@ GeneratedKernel generate_elementwise(const ElementwiseConfig& c, const ptx::Targ
   if (n_in < 0 || c.ins.size() != size_t(n_in) || c.outs.size() != n_out)
     fail<BackendError>("cuda", "elementwise kernel for ", op_name(c.op), " with ", c.ins.size(),
                        " inputs and ", c.outs.size(), " outputs");
-  const PtxType compute = elementwise_compute_type(elementwise_source_dtype(c.op, c.ins));
+  const DType source = elementwise_source_dtype(c.op, c.ins);
+  const PtxType compute = elementwise_compute_type(source);
+  const ptx::FastMath fast = fast_math_for(c.op, source);
   const int n_scalars = elementwise_scalar_count(c.op);
 
   MapSpec spec;
@@ -141,7 +155,7 @@ GeneratedKernel generate_elementwise(const ElementwiseConfig& c, const ptx::Targ
     for (int i = 0; i < n_scalars; ++i) scalars->push_back(b.param(compute, kNames[i]));
   };
   spec.body = [=](KernelBuilder& b, std::span<const Reg> raw, Reg) {
-    FormulaScope scope(b, compute);
+    FormulaScope scope(b, compute, fast);
     std::vector<Value> x;
     for (size_t k = 0; k < raw.size(); ++k)
       x.push_back(ptx::from_storage(b, raw[k], c.ins[k], compute));

@@ -2,36 +2,39 @@
 // to numr's contract: computed in f32 (f64 for F64) and every stored value rounded once,
 // as the CPU backend does.
 //
-// cuBLASLt computes D = epilogue(alpha * A @ B + beta * C + bias), the activation last. It
-// is used only where that equals numr's result, because:
-//  - with a 16-bit D it rounds the product to D's type before its epilogue (or C) adds
-//    anything, so F16/BF16 results near -bias keep only the rounding error of a @ b
-//    (exact zeros where a @ b ~ -bias) rather than the f32 sum's digits;
-//  - its GELU is less accurate than numr's formula (1e-10 relative in F64, several ulps in
-//    F32 and F16).
-// Hence, per dtype and activation:
+// cuBLASLt computes D = epilogue(alpha * A @ B + beta * C + bias). It is used only where
+// that equals numr's result:
+//  - with a 16-bit D, its epilogues add the bias (and C) to a @ b already rounded to 16
+//    bits: on an H200, results near -bias kept only the rounding error of a @ b (exact
+//    zeros), with every reduction scheme; so F16/BF16 never use them;
+//  - its GELU is evaluated in f32 and is less accurate than numr's formula (1e-10 relative
+//    in F64, several ulps in F32);
+//  - its Relu aux output is a bit mask, not the pre-activation.
+// Hence, per dtype and activation (gemm_epilogue_forms.h lists the forms, in order):
 //   F32, F64  None, pre not kept    BIAS, D = out; a residual is C with beta = 1
 //             Relu, pre not kept,   RELU_BIAS, D = out
 //               no residual
 //             everything else       BIAS with D = pre (kept) or out, then the elementwise
-//                                   pass out = act(D) (+ residual) (gemm_epilogue_kernel.h):
-//                                   Gelu, Silu, Sigmoid, Tanh; None and Relu with pre kept
-//                                   (cuBLASLt's Relu aux is a bit mask, not the
-//                                   pre-activation); Relu and the rest with a residual
-//   F16, BF16 every activation      no epilogue: the f32 product goes to a staging block
-//                                   kept in L2 (gemm_epilogue_chunks.h), and the pass
-//                                   computes pre = v, out = act(v) (+ residual) with
-//                                   v = x + bias in f32, one rounding per stored value
-// Fallbacks: when cuBLASLt has no algorithm for an F32/F64 form (e.g. an epilogue a dtype
-// lacks), the next is tried: BIAS + the pass, then no epilogue with the bias added by the
-// pass. Every path is tried once more with a and b copied into dense, aligned buffers
-// (misaligned views). K == 0 is the pass alone (the product is 0).
+//                                   pass out = act(D) (+ residual) (gemm_epilogue_kernel.h)
+//   F16, BF16 every case            staged: no epilogue, the f32 product goes to a staging
+//                                   buffer (gemm_epilogue_chunks.h: the whole product in
+//                                   one buffer unless it passes 256 MiB, so the GEMM is
+//                                   never cut into small ones), and the pass computes
+//                                   pre = v, out = act(v) (+ residual) with v = x + bias
+//                                   in f32, one rounding per stored value. That costs the
+//                                   f32 product's write and read (8 bytes per output beyond
+//                                   the 2 of the result).
+// Fallbacks: when cuBLASLt has no algorithm for a direct form (e.g. an epilogue a dtype
+// lacks), the next is tried, finally no epilogue with the bias added by the pass. Every
+// path is tried once more with a and b copied into dense, aligned buffers (misaligned
+// views). K == 0 is the pass alone (the product is 0).
 #include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/gemm_epilogue_chunks.h"
+#include "backends/cuda/gemm_epilogue_forms.h"
 #include "backends/cuda/gemm_epilogue_kernel.h"
 #include "backends/cuda/matmul_plan.h"
 #include "backends/cuda/ops.h"
@@ -48,34 +51,11 @@ void finish(CudaDevice& dev, FinishConfig cfg, const FinishArgs& a) {
   launch_finish(dev, cfg, a);
 }
 
-// One way to run an F32/F64 epilogue: a cuBLASLt call, then optionally the pass.
-struct Form {
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  bool gemm_to_pre = false;  // D = pre (else out)
-  bool residual_c = false;   // the residual is C, beta = 1
-  bool pass = false;         // then out = act(D (+ bias)) (+ residual)
-  bool pass_bias = false;    // the pass adds the bias (the GEMM did not)
-};
-
-std::vector<Form> forms_for(const GemmEpilogueCall& c) {
-  std::vector<Form> forms;
-  const bool res = c.has_residual, pre = c.has_pre;
-  // Fully fused, where cuBLASLt's result is numr's.
-  if (c.act == Activation::None && !pre)
-    forms.push_back({CUBLASLT_EPILOGUE_BIAS, false, res, false, false});
-  if (c.act == Activation::Relu && !pre && !res)
-    forms.push_back({CUBLASLT_EPILOGUE_RELU_BIAS, false, false, false, false});
-  // The bias in the GEMM, the rest in the pass; then the bias in the pass too.
-  forms.push_back({CUBLASLT_EPILOGUE_BIAS, pre, false, true, false});
-  forms.push_back({CUBLASLT_EPILOGUE_DEFAULT, pre, false, true, true});
-  return forms;
-}
-
-// F32/F64 through the first form cuBLASLt has an algorithm for; false if none.
+// Through the first direct form cuBLASLt has an algorithm for; false if none.
 bool run_direct(CudaDevice& dev, const GemmEpilogueCall& call, const GemmPlan& plan,
-                const FinishArgs& args, uint64_t bias) {
+                const FinishArgs& args, uint64_t bias, const std::vector<EpilogueForm>& forms) {
   const DType dt = call.out.dtype;
-  for (const Form& f : forms_for(call)) {
+  for (const EpilogueForm& f : forms) {
     GemmOutputs o;
     o.epilogue = f.epilogue;
     o.d = f.gemm_to_pre ? args.pre : args.out;
@@ -99,17 +79,16 @@ bool run_direct(CudaDevice& dev, const GemmEpilogueCall& call, const GemmPlan& p
   return false;
 }
 
-// F16/BF16: per block of rows, cuBLASLt writes the f32 product into the staging buffer and
-// the pass finishes that block of out (and pre) from it. False when cuBLASLt has no
-// algorithm for a block; blocks before it may have been written, which is harmless since
-// the fallback rewrites every one.
+// F16/BF16: per block of rows (usually one: gemm_epilogue_chunks.h), cuBLASLt writes the
+// f32 product into the staging buffer and the pass finishes that block of out (and pre)
+// from it. False when cuBLASLt has no algorithm for a block; blocks before it may have
+// been written, which is harmless since the fallback rewrites every one.
 bool run_staged(CudaDevice& dev, const GemmEpilogueCall& call, const GemmPlan& plan,
                 const FinishArgs& args) {
   const DType dt = call.out.dtype;
   const int64_t n = plan.n, es = int64_t(dtype_size(dt));
-  const std::vector<RowChunk> chunks =
-      row_chunks(plan.batch, plan.rows_per_call(), n, plan.a.col_major, plan.a.ld,
-                 staged_chunk_rows(int64_t(dev.props().l2_bytes), n));
+  const std::vector<RowChunk> chunks = row_chunks(
+      plan.batch, plan.rows_per_call(), n, plan.a.col_major, plan.a.ld, staged_chunk_rows(n));
   int64_t most = 0;
   for (const RowChunk& c : chunks) most = std::max(most, c.gemm.count * c.rows * n);
   const DeviceTemp stage(dev, size_t(most) * sizeof(float));
@@ -179,13 +158,15 @@ void run_matmul_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
     return;
   }
 
-  const bool staged = dtype_size(dt) == 2;
+  const std::vector<EpilogueForm> forms =
+      direct_epilogue_forms(dt, call.act, call.has_pre, call.has_residual);
+  const bool can_stage = dtype_size(dt) == 2;
   // cuBLASLt derives the bias's alignment from its pointer; a bias that starts mid-way
   // through an allocation gets an aligned copy (n elements: cheap). The staged path never
   // hands cuBLASLt the bias.
   std::optional<DeviceTemp> bias_copy;
   uint64_t bias = args.bias;
-  if (!staged && bias % 16 != 0) {
+  if (!forms.empty() && bias % 16 != 0) {
     bias_copy.emplace(dev, size_t(n) * dtype_size(dt));
     TensorRef dst = call.bias;
     dst.base = bias_copy->get();
@@ -196,7 +177,8 @@ void run_matmul_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
   }
 
   auto attempt = [&](const GemmPlan& plan) {
-    return staged ? run_staged(dev, call, plan, args) : run_direct(dev, call, plan, args, bias);
+    return run_direct(dev, call, plan, args, bias, forms) ||
+           (can_stage && run_staged(dev, call, plan, args));
   };
   {
     const GemmPlan plan(dev, call.a, call.b, batch, false);
@@ -206,7 +188,7 @@ void run_matmul_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
   if (attempt(dense)) return;
   fail<BackendLimitation>(kOp, "cuBLASLt has no algorithm for ", dtype_name(dt), " [", dense.m,
                           ", ", dense.k, "] @ [", dense.k, ", ", dense.n, "]",
-                          staged ? " with an f32 result" : "");
+                          can_stage ? " (nor with an f32 result)" : "");
 }
 
 }  // namespace numr::cuda

@@ -6,11 +6,8 @@
 namespace numr::cuda {
 namespace {
 
-// Below this a block's GEMM has too few row tiles to fill the GPU; a wide output then
-// spills its staging block past L2 rather than running many starved GEMMs.
-constexpr int64_t kMinChunkRows = 128;
-// Assumed when the device does not report its L2 size.
-constexpr int64_t kDefaultL2Bytes = int64_t(6) << 20;
+// Row slices start at multiples of this many rows (see row_chunks).
+constexpr int64_t kMinChunkRows = 8;
 
 std::atomic<int64_t> g_forced_rows{0};
 
@@ -29,10 +26,11 @@ std::vector<RowChunk> row_chunks(const BatchPlan& batch, int64_t rows_per_call, 
   const int64_t a_row_step = a_col_major ? 1 : a_ld;
   batch.for_each_piece([&](const GemmPiece& p) {
     if (rows_per_call <= cap) {
-      // Whole items, as many per call as fit. Items of one call are d_stride = m * n
-      // apart in out, so a group is contiguous there and in the staging buffer alike.
-      const int64_t group =
-          round_down_to_8(std::max<int64_t>(cap / std::max<int64_t>(rows_per_call, 1), 1));
+      // Whole items: the whole call when it fits (it starts where the plan's does), else
+      // groups of a multiple of 8 items. Items of one call are d_stride = m * n apart in
+      // out, so a group is contiguous there and in the staging buffer alike.
+      const int64_t fit = std::max<int64_t>(cap / std::max<int64_t>(rows_per_call, 1), 1);
+      const int64_t group = fit >= p.count ? p.count : round_down_to_8(fit);
       for (int64_t i0 = 0; i0 < p.count; i0 += group)
         chunks.push_back({{p.a_off + i0 * batch.a_stride, p.b_off + i0 * batch.b_stride,
                            p.d_off + i0 * batch.d_stride, std::min(group, p.count - i0)},
@@ -49,12 +47,11 @@ std::vector<RowChunk> row_chunks(const BatchPlan& batch, int64_t rows_per_call, 
   return chunks;
 }
 
-int64_t staged_chunk_rows(int64_t l2_bytes, int64_t n) {
+int64_t staged_chunk_rows(int64_t n) {
   const int64_t forced = g_forced_rows.load(std::memory_order_relaxed);
   if (forced > 0) return forced;
-  const int64_t l2 = l2_bytes > 0 ? l2_bytes : kDefaultL2Bytes;
   const int64_t row_bytes = std::max<int64_t>(n, 1) * int64_t(sizeof(float));
-  return std::max(l2 / 3 / row_bytes, kMinChunkRows);
+  return std::max(kMaxStageBytes / row_bytes, kMinChunkRows);
 }
 
 void set_staged_chunk_rows_for_testing(int64_t rows) {

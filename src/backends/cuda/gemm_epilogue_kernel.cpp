@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/cuda/context.h"
+#include "backends/cuda/fast_math.h"
 #include "backends/cuda/kernel_catalog.h"
 #include "backends/cuda/launch.h"
 #include "backends/cuda/module.h"
@@ -215,7 +216,8 @@ GeneratedKernel generate_finish(const FinishConfig& c, const ptx::Target& target
   p.residual = b.param_ptr("residual");
   const Reg total = b.param(PtxType::u64, "total");
   p.n = b.param(PtxType::u64, "n");
-  const FormulaScope scope(b, compute_type(c.dtype));
+  // The activation as the elementwise ops compute it (fast_math.h).
+  const FormulaScope scope(b, compute_type(c.dtype), formula_fast_math(c.dtype, true));
 
   const Reg gid = b.cvt(b.global_index_x(), PtxType::u64);
   const Reg gstride = b.mul_wide(b.ntid_x(), b.nctaid_x());
@@ -256,8 +258,9 @@ void launch_finish(CudaDevice& dev, const FinishConfig& c, const FinishArgs& a) 
 // Every configuration run_matmul_epilogue can ask for, for ptxas in the tests: F32 and F64
 // over what cuBLASLt wrote in their own dtype (each activation, both vector widths, with
 // and without a residual); F16 and BF16 over the f32 staging buffer (bias always added
-// here; residual and pre together or neither); plus the rarer shapes (bias added by the
-// pass in F32/F64, no product at all).
+// here; residual and pre together or neither) and, for None and Relu, over a pre that
+// cuBLASLt wrote in their own dtype; plus the rarer shapes (bias added by the pass in
+// F32/F64, no product at all).
 std::vector<GeneratedKernel> epilogue_kernels(const ptx::Target& target) {
   std::vector<GeneratedKernel> out;
   constexpr DType kTypes[] = {DType::F64, DType::F32, DType::F16, DType::BF16};
@@ -270,6 +273,8 @@ std::vector<GeneratedKernel> epilogue_kernels(const ptx::Target& target) {
       for (int vec : {1, full}) {
         FinishConfig c{.dtype = dt, .act = act, .vec = vec};
         if (staged) {
+          if (act == Activation::None || act == Activation::Relu)
+            out.push_back(generate_finish(c, target));  // out = act(pre)
           c.x_f32 = true;
           c.has_bias = true;
           out.push_back(generate_finish(c, target));

@@ -2,11 +2,12 @@
 // the contiguous [rows, n] result,
 //   v = x (+ bias[col]);  pre = v (when write_pre);  out = act(v) (+ residual)
 // computed in f32 (f64 for F64) with the formulas of math/elementwise.h, each stored value
-// rounded once. x is what cuBLASLt wrote: for F32/F64 in the output dtype (into pre, or
-// into out itself: loads are plain, never through the read-only cache, so x may alias
-// out); for F16/BF16 the f32 accumulators in a staging buffer (x_f32), so that nothing is
-// rounded to 16 bits before the bias, the activation and the residual are applied. Without
-// x (K == 0) v is the bias alone.
+// rounded once. x is what cuBLASLt wrote: in the output dtype (into pre, or into out
+// itself: loads are plain, never through the read-only cache, so x may alias out), which
+// for F16/BF16 happens only for a pre followed by None or Relu (exact from a rounded pre);
+// otherwise for F16/BF16 the f32 accumulators in a staging buffer (x_f32), so that nothing
+// is rounded to 16 bits before the bias, the activation and the residual are applied.
+// Without x (K == 0) v is the bias alone.
 //
 // Every operand is contiguous; with vec > 1 each step handles the 16 bytes of output
 // elements (ld/st.global.v4.b32; an f32 x takes two or four such loads), which needs every
@@ -31,7 +32,7 @@ struct FinishConfig {
   Activation act = Activation::None;
   int vec = 1;  // 1, or 16 / dtype_size(dtype)
   bool has_x = true;
-  bool x_f32 = false;  // x holds f32 accumulators (F16/BF16 outputs), else dtype elements
+  bool x_f32 = false;  // x holds f32 accumulators (staged F16/BF16), else dtype elements
   bool has_bias = false;
   bool has_residual = false;
   bool write_pre = false;

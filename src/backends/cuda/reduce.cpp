@@ -5,6 +5,7 @@
 //     few outputs, R >= 2 * kSplitMinChunk  split_rows + partials (blocks share an output)
 //     otherwise                             block_rows (a block per output)
 //   reduced dims strided, innermost kept dim contiguous with >= kColumnMinWidth outputs:
+//     vec_columns when 16-byte vectors of adjacent outputs line up (vector_columns), else
 //     columns (+ partials when the reduced range is split to fill the device)
 //   anything else: the row variants with strided loads.
 // Results are deterministic: the split of the work depends only on the sizes and the
@@ -16,6 +17,7 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/launch.h"
 #include "backends/cuda/ops.h"
+#include "backends/cuda/reduce_codegen.h"
 #include "backends/cuda/reduce_host.h"
 #include "backends/cuda/reduce_kernels.h"
 #include "backends/cuda/reduce_state.h"
@@ -58,6 +60,19 @@ void launch_main(CudaDevice& dev, const ReduceKernelConfig& cfg, const LaunchCon
                  const Launch& a) {
   launch_kernel(dev, kernel_for(dev, cfg), lc, cfg.name(), a.in, a.out, a.partials, a.K, a.R,
                 a.correction, a.chunk, a.keep_shape, a.keep_strides, a.red_shape, a.red_strides);
+}
+
+// vec_columns applies: each vector of adjacent outputs lies in the innermost kept dim and
+// every one of its loads starts on a 16-byte boundary (aligned base, strides in whole
+// vectors).
+bool vector_columns(const Dims& keep, const Dims& red, uint64_t in, DType d) {
+  const int64_t vec = vector_width(d);
+  if (vec > kMaxColumnVector || in % 16 != 0 || keep.shape.back() % vec != 0) return false;
+  for (size_t i = 0; i + 1 < keep.strides.size(); ++i)
+    if (keep.strides[i] % vec != 0) return false;
+  for (int64_t s : red.strides)
+    if (s % vec != 0) return false;
+  return true;
 }
 
 void launch_partials(CudaDevice& dev, ReduceKernelConfig cfg, const Launch& a, uint64_t splits) {
@@ -116,8 +131,11 @@ void run_reduce(CudaDevice& dev, const ReduceCall& call) {
   const bool columns = !cfg.contiguous && red.strides.back() != 1 && keep.strides.back() == 1 &&
                        keep.shape.back() >= kColumnMinWidth;
   if (columns) {
-    cfg.variant = ReduceVariant::columns;
-    const int64_t col_blocks = ceil_div(K, kColumnWidth);
+    cfg.variant = vector_columns(keep, red, a.in, cfg.in) ? ReduceVariant::vec_columns
+                                                          : ReduceVariant::columns;
+    const int64_t tile =
+        kColumnWidth * (cfg.variant == ReduceVariant::vec_columns ? vector_width(cfg.in) : 1);
+    const int64_t col_blocks = ceil_div(K, tile);
     if (col_blocks > int64_t(INT32_MAX))
       fail<BackendLimitation>(name, "more than 2^31 blocks of outputs on CUDA");
     int64_t splits = 1;

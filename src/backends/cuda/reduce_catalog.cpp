@@ -5,6 +5,7 @@
 #include "backends/cuda/axis_kernels.h"
 #include "backends/cuda/bias_act_bwd_kernels.h"
 #include "backends/cuda/kernel_catalog.h"
+#include "backends/cuda/reduce_codegen.h"
 #include "backends/cuda/reduce_kernels.h"
 
 namespace numr::cuda {
@@ -47,6 +48,10 @@ void add_reduce(std::vector<GeneratedKernel>& out, const ptx::Target& target) {
       cfg.contiguous = false;
       cfg.variant = ReduceVariant::columns;
       out.push_back(generate_reduce_kernel(cfg, target));
+      if (vector_width(t) <= kMaxColumnVector) {
+        cfg.variant = ReduceVariant::vec_columns;
+        out.push_back(generate_reduce_kernel(cfg, target));
+      }
       cfg.variant = ReduceVariant::partials;
       out.push_back(generate_reduce_kernel(cfg, target));
       // Multi-dim index arithmetic, once per dtype family is enough to cover the code.
@@ -65,12 +70,18 @@ void add_axis(std::vector<GeneratedKernel>& out, const ptx::Target& target) {
   for (OpId op : {OpId::cumsum, OpId::cumprod, OpId::softmax, OpId::log_softmax})
     for (DType t : kAllDTypes) {
       if (!accepts(op, t)) continue;
-      for (AxisVariant v : {AxisVariant::warp_rows, AxisVariant::block_rows, AxisVariant::columns})
-        for (bool vec_store : {false, true}) {
-          AxisKernelConfig cfg{op, t, v, vec_store};
-          if (vec_store && !cfg.uses_vector_store()) continue;
-          out.push_back(generate_axis_kernel(cfg, target));
-        }
+      for (AxisVariant v : {AxisVariant::warp_rows, AxisVariant::block_rows, AxisVariant::columns,
+                            AxisVariant::warp_regs, AxisVariant::block_regs}) {
+        const bool regs = v == AxisVariant::warp_regs || v == AxisVariant::block_regs;
+        if (regs && op != OpId::softmax && op != OpId::log_softmax) continue;
+        for (bool vec_store : {false, true})
+          for (bool aligned : {false, true}) {
+            const AxisKernelConfig cfg{op, t, v, vec_store, aligned};
+            if ((vec_store && !cfg.uses_vector_store()) || (aligned && !cfg.uses_aligned()))
+              continue;
+            out.push_back(generate_axis_kernel(cfg, target));
+          }
+      }
     }
 }
 

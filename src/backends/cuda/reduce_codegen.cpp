@@ -9,6 +9,12 @@ using ptx::KernelBuilder;
 using ptx::PtxType;
 using ptx::Reg;
 
+namespace {
+
+constexpr int kRunUnroll = 4;
+
+}  // namespace
+
 int vector_width(DType d) { return 16 / int(dtype_size(d)); }
 
 std::vector<Reg> load_raw_vector(KernelBuilder& b, DType d, Reg addr) {
@@ -66,10 +72,30 @@ void for_each_in_run(KernelBuilder& b, DType d, Reg base, Reg len, Reg g_tid, Re
             [&] { visit({load_raw(b, d, b.mad(g_tid, size, base))}, g_tid); });
   const Reg body = b.add(base, b.mul(head, size));
   const Reg n_vec = b.div(b.sub(len, head), vec);
-  b.for_range(g_tid, n_vec, g_size, PtxType::u64, [&](Reg v) {
-    const Reg at = b.mad(v, 16, body);
-    visit(load_raw_vector(b, d, at), b.mad(v, vec, head));
-  });
+  // kRunUnroll vectors per thread are loaded before any is visited, so that many 16-byte
+  // loads are in flight per thread (one per iteration leaves the memory system idle while
+  // the thread waits). The thread still visits v, v + g_size, ... in increasing order.
+  const Reg v = b.mov(PtxType::u64, g_tid);
+  const Reg span = b.mul(g_size, kRunUnroll - 1);
+  b.while_loop([&] { return b.setp(Cmp::lt, b.add(v, span), n_vec); },
+               [&] {
+                 std::vector<std::vector<Reg>> raws;
+                 std::vector<Reg> firsts;
+                 Reg at = v;
+                 for (int u = 0; u < kRunUnroll; ++u) {
+                   if (u) at = b.add(at, g_size);
+                   raws.push_back(load_raw_vector(b, d, b.mad(at, 16, body)));
+                   firsts.push_back(at);
+                 }
+                 for (int u = 0; u < kRunUnroll; ++u)
+                   visit(raws[size_t(u)], b.mad(firsts[size_t(u)], vec, head));
+                 b.assign(v, b.add(at, g_size));
+               });
+  b.while_loop([&] { return b.setp(Cmp::lt, v, n_vec); },
+               [&] {
+                 visit(load_raw_vector(b, d, b.mad(v, 16, body)), b.mad(v, vec, head));
+                 b.assign(v, b.add(v, g_size));
+               });
   const Reg t = b.add(b.mad(n_vec, vec, head), g_tid);
   b.if_then(b.setp(Cmp::lt, t, len), [&] { visit({load_raw(b, d, b.mad(t, size, base))}, t); });
 }

@@ -25,6 +25,7 @@ const char* variant_name(ReduceVariant v) {
     case ReduceVariant::split_rows: return "split";
     case ReduceVariant::columns: return "cols";
     case ReduceVariant::partials: return "partials";
+    case ReduceVariant::vec_columns: return "vcols";
   }
   return "?";
 }
@@ -115,9 +116,14 @@ void gen_warp_rows(KernelBuilder& b, const ReduceKernelConfig& cfg, PtxType acc)
 void gen_block_rows(KernelBuilder& b, const ReduceKernelConfig& cfg, PtxType acc) {
   const Common c = common_params(b, cfg);
   const int bytes = ReduceState::bytes(cfg.op, acc);
-  const ptx::SharedArray sh =
-      b.shared_array(PtxType::b64, kReduceBlock / 32 * bytes / 8, "states", 16);
-  const Reg smem = b.address_of(sh);
+  const int half = kReduceBlock / 32 * bytes;
+  // Two state buffers, alternating from output to output: warp 0 reads buffer p of output
+  // i after the barrier of output i, and buffer p is written again only for output i + 2,
+  // after the barrier of output i + 1, which warp 0 reaches once it has read. So one
+  // barrier per output suffices, and warps 1.. start loading the next row at once.
+  const ptx::SharedArray sh = b.shared_array(PtxType::b64, 2 * half / 8, "states", 16);
+  const Reg smem0 = b.address_of(sh);
+  const Reg flip = b.mov(PtxType::u32, 0);
   const Reg tid32 = b.tid_x();
   const Reg tid = wide(b, tid32);
   const Reg lane = b.and_(tid32, 31), warp = b.shr(tid32, 5);
@@ -128,10 +134,10 @@ void gen_block_rows(KernelBuilder& b, const ReduceKernelConfig& cfg, PtxType acc
     ReduceState st = ReduceState::identity(b, cfg.op, acc);
     const Reg keep_off = strided_offset(b, k, c.keep_shape, c.keep_strides);
     feed_range(b, cfg, c, st, keep_off, zero, c.R, tid, block);
-    block_reduce(b, st, smem, warp, lane, kReduceBlock / 32);
+    block_reduce(b, st, b.add(smem0, flip), warp, lane, kReduceBlock / 32);
     b.if_then(b.setp(Cmp::eq, tid32, 0),
               [&] { store_result(b, cfg, c.out, k, st, c.R, c.correction); });
-    b.bar_sync();
+    b.assign(flip, b.xor_(flip, half));
   });
 }
 
@@ -195,6 +201,88 @@ void gen_columns(KernelBuilder& b, const ReduceKernelConfig& cfg, PtxType acc) {
   });
 }
 
+// Writes st, the state of output k over its part `slice` of the reduced range: the result
+// when the range is not split, else its slot of the partials.
+void finish_column(KernelBuilder& b, const ReduceKernelConfig& cfg, const Common& c,
+                   const ReduceState& st, Reg k, Reg slice) {
+  const int bytes = ReduceState::bytes(cfg.op, st.acc());
+  const Reg splits = b.special(ptx::SpecialReg::nctaid_y);
+  b.if_then_else(
+      b.setp(Cmp::eq, splits, 1), [&] { store_result(b, cfg, c.out, k, st, c.R, c.correction); },
+      [&] {
+        const Reg at = b.mad(k, wide(b, splits), slice);
+        st.store(Space::global, b.mad(at, bytes, c.partials));
+      });
+}
+
+// Like columns, with vec = vector_width(in) adjacent outputs per thread: each reduced
+// element is one 16-byte load for all of them, kColumnUnroll of them in flight. The 8
+// slices merge through shared memory in slice order, one thread per output.
+void gen_vec_columns(KernelBuilder& b, const ReduceKernelConfig& cfg, PtxType acc) {
+  const Common c = common_params(b, cfg);
+  const DType d = cfg.in;
+  const int vec = vector_width(d);
+  const int bytes = ReduceState::bytes(cfg.op, acc);
+  const int tile = kColumnWidth * vec;  // outputs per block
+  const ptx::SharedArray sh =
+      b.shared_array(PtxType::b64, int64_t(kReduceBlock) * vec * bytes / 8, "states", 16);
+  const Reg smem = b.address_of(sh);
+  const Reg tx = b.tid_x(), ty = b.tid_y();
+  const Reg tile0 = b.mul(wide(b, b.ctaid_x()), tile);
+  const Reg k0 = b.mad(wide(b, tx), vec, tile0);
+  const Reg valid = b.setp(Cmp::lt, k0, c.K);
+  const Reg slice = wide(b, b.ctaid_y());
+  const Reg r0 = b.mul(slice, c.chunk);
+  // Threads past the last output run no iterations but still reach the barrier.
+  const Reg r1 = b.selp(valid, b.min(b.add(r0, c.chunk), c.R), r0);
+  std::vector<ReduceState> st;
+  for (int e = 0; e < vec; ++e) st.push_back(ReduceState::identity(b, cfg.op, acc));
+  const Reg keep_off = strided_offset(b, k0, c.keep_shape, c.keep_strides);
+  const bool arg = cfg.op == OpId::argmax || cfg.op == OpId::argmin;
+  const auto load_row = [&](Reg r) {
+    const Reg off = b.add(keep_off, strided_offset(b, r, c.red_shape, c.red_strides));
+    return load_raw_vector(b, d, ptx::element_address(b, c.in, off, d));
+  };
+  const auto feed_row = [&](const std::vector<Reg>& raw, Reg r) {
+    for (int e = 0; e < vec; ++e)
+      st[size_t(e)].feed(ptx::from_storage(b, raw[size_t(e)], d, acc), arg ? as_s64(b, r) : Reg{});
+  };
+  // Rows r, r + 8, ... of this slice, in increasing order; kColumnUnroll loads issued
+  // before any is fed.
+  const Reg r = b.add(r0, wide(b, ty));
+  const int span = kColumnSlices * (kColumnUnroll - 1);
+  b.while_loop([&] { return b.setp(Cmp::lt, b.add(r, span), r1); },
+               [&] {
+                 std::vector<std::vector<Reg>> raws;
+                 std::vector<Reg> rows;
+                 for (int u = 0; u < kColumnUnroll; ++u) {
+                   rows.push_back(u ? b.add(r, u * kColumnSlices) : r);
+                   raws.push_back(load_row(rows.back()));
+                 }
+                 for (int u = 0; u < kColumnUnroll; ++u) feed_row(raws[size_t(u)], rows[size_t(u)]);
+                 b.assign(r, b.add(r, kColumnSlices * kColumnUnroll));
+               });
+  b.while_loop([&] { return b.setp(Cmp::lt, r, r1); },
+               [&] {
+                 feed_row(load_row(r), r);
+                 b.assign(r, b.add(r, kColumnSlices));
+               });
+  // Shared layout: output o = tx * vec + e of slice y at state (y * tile + o).
+  const Reg slot = b.mad(ty, tile, b.mul(tx, vec));
+  for (int e = 0; e < vec; ++e)
+    st[size_t(e)].store(Space::shared, b.mad(b.add(slot, e), bytes, smem));
+  b.bar_sync();
+  const Reg o = b.mad(ty, kColumnWidth, tx);  // the output this thread finishes
+  const Reg k = b.add(tile0, wide(b, o));
+  b.if_then(b.and_(b.setp(Cmp::lt, o, tile), b.setp(Cmp::lt, k, c.K)), [&] {
+    ReduceState t = ReduceState::load(b, cfg.op, acc, Space::shared, b.mad(o, bytes, smem));
+    for (int y = 1; y < kColumnSlices; ++y)
+      t.merge(ReduceState::load(b, cfg.op, acc, Space::shared,
+                                b.mad(o, bytes, b.add(smem, y * tile * bytes))));
+    finish_column(b, cfg, c, t, k, slice);
+  });
+}
+
 void gen_partials(KernelBuilder& b, const ReduceKernelConfig& cfg, PtxType acc) {
   const int bytes = ReduceState::bytes(cfg.op, acc);
   const Reg partials = b.param_ptr("partials");
@@ -240,17 +328,20 @@ std::string ReduceKernelConfig::name() const {
 GeneratedKernel generate_reduce_kernel(const ReduceKernelConfig& cfg, const ptx::Target& target) {
   if (cfg.keep_dims < 1 || cfg.keep_dims > kMaxReduceDims || cfg.red_dims < 1 ||
       cfg.red_dims > kMaxReduceDims || (cfg.contiguous && cfg.red_dims != 1) ||
-      (cfg.contiguous && cfg.variant == ReduceVariant::columns))
+      (cfg.contiguous &&
+       (cfg.variant == ReduceVariant::columns || cfg.variant == ReduceVariant::vec_columns)) ||
+      (cfg.variant == ReduceVariant::vec_columns && vector_width(cfg.in) > kMaxColumnVector))
     fail<BackendError>("cuda", "reduce: invalid kernel configuration ", cfg.name());
   const PtxType acc = reduce_acc_type(cfg.in);
   KernelBuilder b(cfg.name(), target);
-  ptx::FormulaScope scope(b, acc);
+  ptx::FormulaScope scope(b, acc, reduce_fast_math(cfg.in));
   switch (cfg.variant) {
     case ReduceVariant::warp_rows: gen_warp_rows(b, cfg, acc); break;
     case ReduceVariant::block_rows: gen_block_rows(b, cfg, acc); break;
     case ReduceVariant::split_rows: gen_split_rows(b, cfg, acc); break;
     case ReduceVariant::columns: gen_columns(b, cfg, acc); break;
     case ReduceVariant::partials: gen_partials(b, cfg, acc); break;
+    case ReduceVariant::vec_columns: gen_vec_columns(b, cfg, acc); break;
   }
   return {cfg.name(), b.finish()};
 }

@@ -8,6 +8,9 @@
 //   output), correction (s64), chunk (u64: reduced elements per block when split),
 //   keep_shape, keep_strides, red_shape, red_strides (by-value arrays of kMaxReduceDims
 //   u64 / s64 entries: the collapsed kept and reduced dims, strides in elements).
+// vec_columns: block (kColumnWidth, kColumnSlices), grid (column tiles of kColumnWidth *
+//   vector_width(in) outputs, splits); every vector of adjacent outputs must lie in the
+//   innermost kept dim and start on a 16-byte boundary.
 // partials: partials, out, K, R, correction, splits (u64 states per output).
 #pragma once
 
@@ -29,13 +32,21 @@ inline constexpr int kColumnWidth = 32;
 inline constexpr int kColumnSlices = kReduceBlock / kColumnWidth;
 
 enum class ReduceVariant : uint8_t {
-  warp_rows,   // one warp per output (short rows); grid-stride over outputs
-  block_rows,  // one block per output; grid-stride over outputs
-  split_rows,  // grid (splits, K): block (c, k) reduces chunk c of output k into partials
-  columns,     // thread per output (consecutive outputs adjacent in memory), 8 slices of
-               // the reduced range per block; grid.y splits the range into partials
-  partials,    // one warp per output merges its `splits` partial states in order
+  warp_rows,    // one warp per output (short rows); grid-stride over outputs
+  block_rows,   // one block per output; grid-stride over outputs
+  split_rows,   // grid (splits, K): block (c, k) reduces chunk c of output k into partials
+  columns,      // thread per output (consecutive outputs adjacent in memory), 8 slices of
+                // the reduced range per block; grid.y splits the range into partials
+  partials,     // one warp per output merges its `splits` partial states in order
+  vec_columns,  // columns with vector_width(in) adjacent outputs per thread, read as one
+                // 16-byte vector per reduced element (the host checks the alignment)
 };
+
+// Unrolled reduced elements in flight per thread of vec_columns.
+inline constexpr int kColumnUnroll = 4;
+// vec_columns keeps vector_width(in) states per thread: at most 8 (no 8-bit dtypes), which
+// bounds its registers and its shared memory (256 threads x 8 states of <= 16 bytes).
+inline constexpr int kMaxColumnVector = 8;
 
 struct ReduceKernelConfig {
   OpId op = OpId::sum;

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "backends/cuda/fast_math.h"
 #include "codegen/ptx/value_math.h"
 #include "numr/error.h"
 
@@ -50,6 +51,8 @@ PtxType reduce_acc_type(DType in) {
     default: return PtxType::s64;
   }
 }
+
+ptx::FastMath reduce_fast_math(DType in) { return formula_fast_math(in, false); }
 
 std::vector<PtxType> ReduceState::fields(OpId op, PtxType acc) {
   switch (op) {

@@ -351,6 +351,16 @@ Reg KernelBuilder::max(Reg a, Operand b) {
   return binary("max", join("max", type_name(int_view(a.type))), a, b);
 }
 
+Reg KernelBuilder::min_nan(Reg a, Operand b) {
+  if (a.type != PtxType::f32 || target_.sm < 80) error("min_nan needs f32 and sm_80");
+  return binary("min_nan", "min.NaN.f32", a, b);
+}
+
+Reg KernelBuilder::max_nan(Reg a, Operand b) {
+  if (a.type != PtxType::f32 || target_.sm < 80) error("max_nan needs f32 and sm_80");
+  return binary("max_nan", "max.NaN.f32", a, b);
+}
+
 Reg KernelBuilder::abs(Reg a) {
   if (!is_float(a.type) && !is_signed_int(a.type))
     error("abs on " + std::string(type_name(a.type)));
@@ -413,6 +423,7 @@ Reg KernelBuilder::unary_float(std::string_view mnemonic, Reg a, bool f64_ok) {
 }
 
 Reg KernelBuilder::ex2_approx(Reg a) { return unary_float("ex2.approx", a, false); }
+Reg KernelBuilder::ex2_approx_ftz(Reg a) { return unary_float("ex2.approx.ftz", a, false); }
 Reg KernelBuilder::lg2_approx(Reg a) { return unary_float("lg2.approx", a, false); }
 Reg KernelBuilder::sin_approx(Reg a) { return unary_float("sin.approx", a, false); }
 Reg KernelBuilder::cos_approx(Reg a) { return unary_float("cos.approx", a, false); }

@@ -125,6 +125,10 @@ class KernelBuilder {
   Reg rem(Reg a, Operand b);                  // ints: C's %
   Reg min(Reg a, Operand b);                  // floats: the non-NaN operand if one is NaN
   Reg max(Reg a, Operand b);
+  // f32 min/max that return NaN when either operand is NaN (min.NaN, max.NaN: sm_80+,
+  // PTX 7.0+), e.g. a clamp that lets NaN through in one instruction.
+  Reg min_nan(Reg a, Operand b);
+  Reg max_nan(Reg a, Operand b);
   Reg abs(Reg a);
   Reg neg(Reg a);
 
@@ -137,16 +141,17 @@ class KernelBuilder {
   Reg shr(Reg a, Operand amount);  // arithmetic for signed types, logical otherwise
 
   // ---- special functions (floats) ----
-  Reg ex2_approx(Reg a);    // 2^a, f32
-  Reg lg2_approx(Reg a);    // log2(a), f32
-  Reg sin_approx(Reg a);    // f32
-  Reg cos_approx(Reg a);    // f32
-  Reg tanh_approx(Reg a);   // f32, sm_75+
-  Reg rcp_rn(Reg a);        // IEEE 1/a, f32 or f64
-  Reg rcp_approx(Reg a);    // f32; f64 as rcp.approx.ftz.f64
-  Reg sqrt_rn(Reg a);       // IEEE sqrt, f32 or f64
-  Reg sqrt_approx(Reg a);   // f32
-  Reg rsqrt_approx(Reg a);  // f32 or f64
+  Reg ex2_approx(Reg a);      // 2^a, f32
+  Reg ex2_approx_ftz(Reg a);  // 2^a, f32, subnormal arguments and results as 0 (cheaper)
+  Reg lg2_approx(Reg a);      // log2(a), f32
+  Reg sin_approx(Reg a);      // f32
+  Reg cos_approx(Reg a);      // f32
+  Reg tanh_approx(Reg a);     // f32, sm_75+
+  Reg rcp_rn(Reg a);          // IEEE 1/a, f32 or f64
+  Reg rcp_approx(Reg a);      // f32; f64 as rcp.approx.ftz.f64
+  Reg sqrt_rn(Reg a);         // IEEE sqrt, f32 or f64
+  Reg sqrt_approx(Reg a);     // f32
+  Reg rsqrt_approx(Reg a);    // f32 or f64
 
   // ---- rounding to an integral value of the same float type ----
   Reg rint(Reg a);   // nearest, ties to even (cvt.rni)

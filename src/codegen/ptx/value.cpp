@@ -36,8 +36,8 @@ Mask compare(const char* op, Cmp c, const Value& a, const Value& b) {
 
 }  // namespace
 
-FormulaScope::FormulaScope(KernelBuilder& b, PtxType compute)
-    : builder_(&b), type_(compute), outer_(current_scope) {
+FormulaScope::FormulaScope(KernelBuilder& b, PtxType compute, FastMath fast)
+    : builder_(&b), type_(compute), fast_(fast), outer_(current_scope) {
   if (!is_compute_type(compute))
     fail<BackendError>("ptx", "FormulaScope: ", type_name(compute),
                        " is not a compute type (f32, f64, s32, s64)");
@@ -54,6 +54,11 @@ KernelBuilder& FormulaScope::builder() {
 PtxType FormulaScope::compute_type() {
   if (!current_scope) fail<BackendError>("ptx", "a Value made outside any FormulaScope");
   return current_scope->type_;
+}
+
+FastMath FormulaScope::fast_math() {
+  if (!current_scope) fail<BackendError>("ptx", "a Value used outside any FormulaScope");
+  return current_scope->fast_;
 }
 
 Mask::Mask(Reg p) : p_(p) {
@@ -99,6 +104,8 @@ Value operator*(const Value& a, const Value& b) {
 }
 Value operator/(const Value& a, const Value& b) {
   need_same("/", a, b);
+  if (a.type() == PtxType::f32 && FormulaScope::fast_math().div)
+    return Value(bld().div_full(a.reg(), b.reg()));
   return Value(bld().div(a.reg(), b.reg()));
 }
 Value operator-(const Value& a) { return Value(bld().neg(a.reg())); }

@@ -16,6 +16,19 @@
 // explicit), / and sqrt are IEEE, == < <= > >= are false when either side is NaN and != is
 // true. Integer types wrap on overflow. Transcendental functions (exp, log, sin, ...) are
 // not here: they come from the device math library, written over these primitives.
+//
+// A scope may relax f32 (never f64) arithmetic with FastMath, for kernels whose results
+// cannot see the difference:
+// - FastMath::div makes f32 `/` div.full.f32: at most 2 ulp from the IEEE quotient over the
+//   whole range (zeros, infinities and NaN as IEEE), with no slow-path branch. The
+//   elementwise kernels enable it for F32 activations and their gradients (sigmoid, silu,
+//   gelu, softplus, act_mul, act_bwd, act_mul_bwd), where the quotient is one of a few
+//   roundings in a formula held to 1e-5 relative; div, div_scalar, recip and the other F32
+//   ops keep IEEE division.
+// - FastMath::exp makes f32 exp and exp2 a single ex2.approx.ftz (value_math.h): relative
+//   error below 4.1e-6, results below 2^-126 flushed to zero. For kernels whose values are
+//   F16 or BF16, whose half ulp (2.4e-4, 2e-3) is 60 to 500 times larger; those kernels
+//   (every op, div included) enable div too.
 #pragma once
 
 #include <type_traits>
@@ -24,22 +37,33 @@
 
 namespace numr::ptx {
 
-// Makes `b` the builder that Values emit into, and `compute` the type of constants made
-// with Value(double), until the scope ends. Scopes nest (the innermost wins).
+// The approximations a scope allows in f32 arithmetic (see above); all off by default.
+struct FastMath {
+  bool div = false;  // f32 `/` as div.full.f32 (2 ulp)
+  bool exp = false;  // f32 exp, exp2 as ex2.approx.ftz (relative error < 4.1e-6)
+};
+
+// Makes `b` the builder that Values emit into, `compute` the type of constants made with
+// Value(double) and `fast` the approximations f32 operations may use, until the scope ends.
+// Scopes nest (the innermost wins, FastMath included: a nested scope without it gets no
+// approximations).
 class FormulaScope {
  public:
-  FormulaScope(KernelBuilder& b, PtxType compute);
+  FormulaScope(KernelBuilder& b, PtxType compute, FastMath fast = {});
   ~FormulaScope();
   FormulaScope(const FormulaScope&) = delete;
   FormulaScope& operator=(const FormulaScope&) = delete;
 
-  // The innermost scope's builder and type; throw BackendError outside any scope.
+  // The innermost scope's builder, type and approximations; throw BackendError outside
+  // any scope.
   static KernelBuilder& builder();
   static PtxType compute_type();
+  static FastMath fast_math();
 
  private:
   KernelBuilder* builder_;
   PtxType type_;
+  FastMath fast_;
   const FormulaScope* outer_;
 };
 
@@ -76,7 +100,8 @@ class Value {
 Value operator+(const Value& a, const Value& b);
 Value operator-(const Value& a, const Value& b);
 Value operator*(const Value& a, const Value& b);
-Value operator/(const Value& a, const Value& b);  // floats: IEEE; ints: truncating
+Value operator/(const Value& a,
+                const Value& b);  // floats: IEEE (FastMath::div: f32 2 ulp); ints: truncating
 Value operator-(const Value& a);
 // Mixed with a plain number: the number becomes a constant of the Value's type.
 #define NUMR_PTX_MIXED(op)                                                  \

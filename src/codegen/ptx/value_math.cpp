@@ -1,5 +1,7 @@
 #include "codegen/ptx/value_math.h"
 
+#include <cstdint>
+
 #include "math/device_libm.h"
 #include "numr/error.h"
 
@@ -45,42 +47,85 @@ Value f32c(double c) { return Value::constant(PtxType::f32, c); }
 
 }  // namespace
 
+namespace {
+
+// Adding 1.5 * 2^23 to an f32 of magnitude below 2^22 rounds it to an integer n (nearest,
+// ties to even) held in the low mantissa bits: the sum's bits are kMagicBits + n.
+constexpr double kMagic = 12582912.0;
+constexpr uint32_t kOneBits = 0x3f800000;  // 1.0f
+
+// x limited to [lo, hi], NaN kept (it must reach the result: the integer steps below would
+// turn it into a number).
+Value clamp_keep_nan(const Value& x, double lo, double hi) {
+  KernelBuilder& b = FormulaScope::builder();
+  if (b.target().sm >= 80) return Value(b.min_nan(b.max_nan(x.reg(), lo), hi));
+  return select(x < f32c(lo), f32c(lo), select(x > f32c(hi), f32c(hi), x));
+}
+
+Value ex2_ftz(const Value& x) { return Value(FormulaScope::builder().ex2_approx_ftz(x.reg())); }
+
+// p * 2^n for p within [2^-0.6, 2^0.6] and n in [-151, 129], where j = kMagic + n (an f32).
+// Two exact scalings by 2^m and 2^(n - m), m = floor(n / 2), each a normal power of two,
+// so only the last product rounds: gradual underflow and overflow to +inf come out right,
+// and a NaN p stays NaN. The powers are built in the integer unit from j's bits,
+// 0x4b400000 + n: that constant is even and has no bit below 22, so (bits >> 1) << 23 is
+// m << 23 and bits << 23 is n << 23 (mod 2^32).
+Value scale_pow2(const Value& p, const Value& j) {
+  KernelBuilder& b = FormulaScope::builder();
+  const Reg bits = b.bitcast(j.reg(), PtxType::u32);
+  const Reg m = b.shl(b.shr(bits, 1), 23);
+  const Reg first = b.add(m, kOneBits);
+  const Reg second = b.sub(b.mad(bits, 1u << 23, kOneBits), m);
+  return (p * Value(b.bitcast(first, PtxType::f32))) * Value(b.bitcast(second, PtxType::f32));
+}
+
+}  // namespace
+
 Value exp_f32_fast(const Value& x) {
   if (x.type() != PtxType::f32)
     fail<BackendError>("ptx", "exp_f32_fast needs f32, not ", type_name(x.type()));
-  KernelBuilder& b = FormulaScope::builder();
-  // e^89 overflows and e^-104 rounds to 0 in f32, so clamping there changes no result and
-  // keeps n in [-150, 128]; NaN passes the clamps and is put back at the end.
-  const Value xc = select(x > f32c(89.0), f32c(89.0), select(x < f32c(-104.0), f32c(-104.0), x));
-  const Value n = rint(xc * f32c(1.4426950408889634));
-  // ln2 = kLn2Hi + kLn2Lo with kLn2Hi the nearest f32; each fma rounds once, so r carries an
-  // error of about one ulp of r (|r| <= 0.35), far below the f32 result's ulp.
-  const double kLn2Hi = 0.693147182464599609375;  // 0x3f317218
-  const double kLn2Lo = -1.904654299957768e-09;
-  Value r = fma(-n, f32c(kLn2Hi), xc);
-  r = fma(-n, f32c(kLn2Lo), r);
-  // 2^(r / ln2) by the special-function unit: 2 ulp on [-0.5, 0.5]; ftz is harmless since
-  // subnormal arguments give 1 either way and the result is near 1.
-  const Reg t = (r * f32c(1.4426950408889634)).reg();
-  const Reg p = b.reg(PtxType::f32);
-  b.raw("ex2.approx.ftz.f32 " + reg_name(p) + ", " + reg_name(t), {p}, {t}, false);
-  // Two exact scalings keep each power of two normal; the last product rounds once, so
-  // gradual underflow and overflow to +inf come out right.
-  const Value n1 = floor(n * f32c(0.5));
-  const Value y = (Value(p) * pow2i(n1)) * pow2i(n - n1);
-  return select(x != x, x, y);
+  // e^89 overflows and e^-104 rounds to 0 in f32, so the clamp changes no result; it keeps
+  // n = round(x log2 e) in [-150, 129] for scale_pow2.
+  const Value xc = clamp_keep_nan(x, -104.0, 89.0);
+  const double kLog2e = 1.4426950408889634;
+  const Value j = fma(xc, f32c(kLog2e), f32c(kMagic));
+  const Value minus_n = f32c(kMagic) - j;  // exact
+  // r = x log2 e - n in [-0.51, 0.51], with log2 e = kHi + kLo (kHi the nearest f32): the
+  // first fma is exact but for its one rounding, the second adds the small term, so r is
+  // off by at most 2^-24 (0.7 ulp of the result).
+  const double kHi = 1.44269502162933349609375;  // 0x3fb8aa3b
+  const double kLo = 1.925963033500011e-08;
+  const Value r = fma(xc, f32c(kLo), fma(xc, f32c(kHi), minus_n));
+  // 2^r by the special-function unit (2 ulp); ftz is harmless: a subnormal r gives 1 anyway.
+  return scale_pow2(ex2_ftz(r), j);
 }
 
 Value exp(const Value& x) {
-  if (x.type() == PtxType::f32) return exp_f32_fast(x);
+  if (x.type() == PtxType::f32) {
+    // t = x log2 e, with log2 e and the product rounded to f32, is off by up to 6e-6
+    // absolute where |x| nears 88; 2^t is then off by 3.9e-6 relative, 4.1e-6 with
+    // ex2's own 2 ulp (measured over every f32).
+    if (FormulaScope::fast_math().exp) return ex2_ftz(x * f32c(1.4426950408889634));
+    return exp_f32_fast(x);
+  }
   return via_f64("exp", x, [](const Value& v) { return libm::exp(v); });
+}
+
+Value exp2(const Value& x) {
+  if (x.type() == PtxType::f32) {
+    if (FormulaScope::fast_math().exp) return ex2_ftz(x);
+    // 2^-151 rounds to 0 and 2^129 overflows; r = x - n is exact.
+    const Value xc = clamp_keep_nan(x, -151.0, 129.0);
+    const Value j = xc + f32c(kMagic);
+    return scale_pow2(ex2_ftz(xc - (j - f32c(kMagic))), j);
+  }
+  return via_f64("exp2", x, [](const Value& v) { return libm::exp2(v); });
 }
 
 #define NUMR_VALUE_MATH1(fn)                                            \
   Value fn(const Value& x) {                                            \
     return via_f64(#fn, x, [](const Value& v) { return libm::fn(v); }); \
   }
-NUMR_VALUE_MATH1(exp2)
 NUMR_VALUE_MATH1(expm1)
 NUMR_VALUE_MATH1(log)
 NUMR_VALUE_MATH1(log2)

@@ -4,11 +4,14 @@
 //
 // f64 Values run the double-precision library of math/device_libm.h (about 1 ulp). f32
 // Values are widened to f64, run the same library and are rounded back, which is
-// accurate to within about half an f32 ulp; exp alone, the function of the activations and
-// of softmax, has its own f32 path: a Cody-Waite reduction x = n ln2 + r in f32 with fma,
-// ex2.approx on r / ln2 and an exact scaling by 2^n, within 3 ulp of the true value over
-// the whole f32 range (gradual underflow, overflow to +inf, NaN kept). Integer Values are
-// an error (BackendError).
+// accurate to within about half an f32 ulp; exp and exp2, the functions of the activations
+// and of softmax, have their own f32 path: n = round(x log2 e) by the 1.5 * 2^23 trick,
+// r = x log2 e - n by two fmas, ex2.approx.ftz(r) and an exact scaling by 2^n in the
+// integer unit: 0.9 ulp from the true value over the whole f32 range with a correctly
+// rounded ex2, 4.5 ulp (3e-7 relative) if ex2 is 2 ulp off (gradual underflow, overflow to
+// +inf, NaN kept); under FastMath::exp (value.h) they are one ex2.approx.ftz of x log2 e
+// (relative error below 4.1e-6, for 16-bit results). Integer
+// Values are an error (BackendError).
 //
 // Each function emits into the builder of the innermost FormulaScope and works whatever
 // that scope's compute type is (the library's constants are made in the Value's type).
@@ -41,7 +44,8 @@ Value cbrt(const Value& x);
 Value pow(const Value& x, const Value& y);
 Value atan2(const Value& y, const Value& x);
 
-// The f32 exp described above, for callers that want it by name (x must be f32).
+// The accurate f32 exp described above whatever the scope's FastMath, for callers that
+// want it by name (x must be f32).
 Value exp_f32_fast(const Value& x);
 
 }  // namespace numr::ptx
