@@ -23,28 +23,13 @@
 
 #include "backends/cuda/context.h"
 #include "numr/numr.h"
+#include "support/cuda_test.h"
 #include "support/harness.h"
 
 namespace {
 
 using namespace numr;
 namespace cu = numr::cuda;
-
-bool cuda_usable(std::string* reason) {
-  try {
-    cu::cuda_device(0);
-    return true;
-  } catch (const BackendUnavailable& e) {
-    *reason = e.what();
-    return false;
-  }
-}
-
-#define REQUIRE_CUDA()                                           \
-  std::string no_gpu_reason_;                                    \
-  if (!cuda_usable(&no_gpu_reason_)) {                           \
-    GTEST_SKIP() << "no usable CUDA device: " << no_gpu_reason_; \
-  }
 
 const Device kGpu = Device::cuda(0);
 const Device kCpu = Device::cpu();

@@ -21,6 +21,7 @@
 #include "backends/cuda/matmul_plan.h"
 #include "core/backend.h"
 #include "numr/numr.h"
+#include "support/cuda_test.h"
 #include "support/harness.h"
 #include "support/ptxas.h"
 
@@ -32,22 +33,6 @@ using numr::test::compare;
 using numr::test::gemm_tolerance;
 using numr::test::to_ref;
 using numr::test::Tolerance;
-
-bool cuda_usable(std::string* reason) {
-  try {
-    cu::cuda_device(0);
-    return true;
-  } catch (const BackendUnavailable& e) {
-    *reason = e.what();
-    return false;
-  }
-}
-
-#define REQUIRE_CUDA()                                           \
-  std::string no_gpu_reason_;                                    \
-  if (!cuda_usable(&no_gpu_reason_)) {                           \
-    GTEST_SKIP() << "no usable CUDA device: " << no_gpu_reason_; \
-  }
 
 const Device kGpu = Device::cuda(0);
 

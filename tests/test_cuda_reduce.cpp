@@ -20,6 +20,7 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/kernel_catalog.h"
 #include "numr/numr.h"
+#include "support/cuda_test.h"
 #include "support/ptxas.h"
 
 namespace {
@@ -28,16 +29,11 @@ using namespace numr;
 
 // The first CUDA device, or nullopt with the reason.
 std::optional<Device> cuda_or_reason(std::string* reason) {
-  try {
-    cuda::cuda_device(0);
-    return Device::cuda(0);
-  } catch (const BackendUnavailable& e) {
-    *reason = e.what();
-    return std::nullopt;
-  }
+  if (!test::first_cuda_device(reason)) return std::nullopt;
+  return Device::cuda(0);
 }
 
-#define REQUIRE_CUDA(dev)                                                       \
+#define REQUIRE_CUDA_AS(dev)                                                    \
   std::string no_cuda_reason_;                                                  \
   const std::optional<Device> dev##_opt = cuda_or_reason(&no_cuda_reason_);     \
   if (!dev##_opt) GTEST_SKIP() << "no usable CUDA device: " << no_cuda_reason_; \
@@ -150,14 +146,14 @@ void check_op(Device dev, OpId op, DType t) {
 }
 
 TEST(CudaReduce, EveryVariantF32) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   for (OpId op : {OpId::sum, OpId::mean, OpId::max, OpId::min, OpId::prod, OpId::any, OpId::all,
                   OpId::argmax, OpId::argmin, OpId::var, OpId::std, OpId::logsumexp})
     check_op(dev, op, DType::F32);
 }
 
 TEST(CudaReduce, EveryVariantOtherDtypes) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   for (DType t : {DType::F64, DType::F16, DType::BF16})
     for (OpId op : {OpId::sum, OpId::max, OpId::argmin, OpId::var, OpId::logsumexp})
       check_op(dev, op, t);
@@ -166,7 +162,7 @@ TEST(CudaReduce, EveryVariantOtherDtypes) {
 }
 
 TEST(CudaReduce, LongSumAgainstFloat64) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   const int64_t n = (int64_t(1) << 24) + 3;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(0.f, 1.f);
@@ -186,7 +182,7 @@ TEST(CudaReduce, LongSumAgainstFloat64) {
 }
 
 TEST(CudaReduce, ArgmaxTiesAndNaN) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   for (int64_t n : {int64_t(100), int64_t(5000), int64_t(100003)}) {
     std::vector<float> v(static_cast<size_t>(n), 0.f);
     v[size_t(n * 7 / 10)] = 5.f;
@@ -216,7 +212,7 @@ TEST(CudaReduce, ArgmaxTiesAndNaN) {
 }
 
 TEST(CudaReduce, SpecialValues) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   const float inf = std::numeric_limits<float>::infinity(),
               nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> v = {1, -inf, 3, -inf, -inf, -inf, inf, 2, 1, nan, 0, 4};
@@ -237,7 +233,7 @@ TEST(CudaReduce, SpecialValues) {
 }
 
 TEST(CudaReduce, SoftmaxRows) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   for (DType t : {DType::F32, DType::F64, DType::BF16})
     for (const Shape& s : {Shape{300, 1}, Shape{2, 100000}, Shape{33, 1024}, Shape{33, 1025},
                            Shape{17, 5, 9}, Shape{3, 70000, 2}}) {
@@ -269,7 +265,7 @@ TEST(CudaReduce, SoftmaxRows) {
 
 // The register softmax on rows with -inf, +inf and NaN: the same rules as the CPU's.
 TEST(CudaReduce, SoftmaxRegisterRowsSpecialValues) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   const float inf = std::numeric_limits<float>::infinity(),
               nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> v = {1,    -inf, 3,    -inf, 0,      2,       -1,   0.5f,  // some -inf
@@ -288,7 +284,7 @@ TEST(CudaReduce, SoftmaxRegisterRowsSpecialValues) {
 }
 
 TEST(CudaReduce, Scans) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   // Aligned rows (n * size a multiple of 16) take 16-byte vectors: 1024 and 4100 (warp rows
   // of two tiles; block rows with a partial second tile), 5000 (F32, F64, I32) and 8192.
   for (DType t : {DType::F32, DType::F64, DType::I32, DType::U8, DType::BF16})
@@ -308,7 +304,7 @@ TEST(CudaReduce, Scans) {
 }
 
 TEST(CudaReduce, BiasActivationBwd) {
-  REQUIRE_CUDA(dev);
+  REQUIRE_CUDA_AS(dev);
   for (DType t : {DType::F32, DType::F64, DType::BF16})
     for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu,
                            Activation::Sigmoid, Activation::Tanh})

@@ -25,6 +25,7 @@
 #include "backends/cuda/module.h"
 #include "core/backend.h"
 #include "numr/numr.h"
+#include "support/cuda_test.h"
 
 #if defined(NUMR_TEST_CUDA_HEADERS)
 #include <cublasLt.h>
@@ -39,14 +40,7 @@ using namespace numr;
 namespace cu = numr::cuda;
 
 // The first CUDA device, or nullptr with the reason it cannot be used.
-cu::CudaDevice* gpu(std::string* reason) {
-  try {
-    return &cu::cuda_device(0);
-  } catch (const BackendUnavailable& e) {
-    *reason = e.what();
-    return nullptr;
-  }
-}
+cu::CudaDevice* gpu(std::string* reason) { return numr::test::first_cuda_device(reason); }
 
 #define REQUIRE_GPU(dev)                                         \
   std::string no_gpu_reason_;                                    \
