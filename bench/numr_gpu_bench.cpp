@@ -2,7 +2,7 @@
 // Prints one JSON object per line, {"case": name, "ms": median milliseconds}; the
 // script bench/gpu/run.sh runs both programs in one go and bench/gpu/report.py joins
 // them into the table of BENCHMARKS.md (ratios and fractions of the measured floors).
-//   numr_gpu_bench [--reps 20] [--rounds 7] [--only substring]
+//   numr_gpu_bench [--reps 20] [--rounds 7] [--only substring[,substring...]]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,7 +42,15 @@ double time_ms(const Options& o, Device dev, const std::function<void()>& fn) {
 
 void report(const Options& o, Device dev, const std::string& name,
             const std::function<void()>& fn) {
-  if (!o.only.empty() && name.find(o.only) == std::string::npos) return;
+  if (!o.only.empty()) {
+    bool wanted = false;
+    for (size_t at = 0; at <= o.only.size();) {
+      const size_t comma = std::min(o.only.find(',', at), o.only.size());
+      if (name.find(o.only.substr(at, comma - at)) != std::string::npos) wanted = true;
+      at = comma + 1;
+    }
+    if (!wanted) return;
+  }
   try {
     std::printf("{\"case\": \"%s\", \"ms\": %.6f}\n", name.c_str(), time_ms(o, dev, fn));
   } catch (const std::exception& e) {
@@ -91,6 +99,8 @@ void run(const Options& o, Device dev) {
     Tensor x = randn({m, k}, dt, dev, gen), w = randn({k, nn}, dt, dev, gen);
     Tensor bias = randn({nn}, dt, dev, gen), g = randn({m, nn}, dt, dev, gen);
     report(o, dev, "matmul_" + t + shape, [&] { (void)matmul(x, w); });
+    report(o, dev, "linear_bias_" + t + shape,
+           [&] { (void)matmul_bias_activation(x, w, bias, Activation::None); });
     report(o, dev, "linear_gelu_" + t + shape,
            [&] { (void)matmul_bias_activation(x, w, bias, Activation::Gelu); });
     report(o, dev, "linear_silu_" + t + shape,
@@ -99,6 +109,15 @@ void run(const Options& o, Device dev) {
       const EpilogueForward f = matmul_bias_activation_fwd(x, w, bias, Activation::Gelu);
       (void)matmul_bias_activation_bwd_saved(g, x, w, f.saved, Activation::Gelu);
     });
+    // The backward alone and its pieces: grad * act'(pre) with the bias gradient, and the
+    // two transposed GEMMs.
+    const EpilogueForward saved = matmul_bias_activation_fwd(x, w, bias, Activation::Gelu);
+    report(o, dev, "linear_gelu_bwd_" + t + shape,
+           [&] { (void)matmul_bias_activation_bwd_saved(g, x, w, saved.saved, Activation::Gelu); });
+    report(o, dev, "bias_gelu_bwd_" + t + "_8192x4096",
+           [&] { (void)bias_activation_bwd(g, saved.saved, Activation::Gelu); });
+    report(o, dev, "matmul_nt_" + t + shape, [&] { (void)matmul(g, w.transpose(0, 1)); });
+    report(o, dev, "matmul_tn_" + t + shape, [&] { (void)matmul(x.transpose(0, 1), g); });
   }
   set_allow_tf32(false);
 }
@@ -116,7 +135,7 @@ int main(int argc, char** argv) {
     else if (arg == "--only" && i + 1 < argc)
       o.only = argv[++i];
     else {
-      std::fprintf(stderr, "usage: numr_gpu_bench [--reps N] [--rounds N] [--only substring]\n");
+      std::fprintf(stderr, "usage: numr_gpu_bench [--reps N] [--rounds N] [--only a,b,...]\n");
       return 2;
     }
   }

@@ -308,7 +308,10 @@ TEST(CudaReduce, BiasActivationBwd) {
   for (DType t : {DType::F32, DType::F64, DType::BF16})
     for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu,
                            Activation::Sigmoid, Activation::Tanh})
-      for (const Shape& s : {Shape{5, 7}, Shape{1000, 300}, Shape{4, 64, 33}, Shape{20000, 3}}) {
+      // Vector lanes (N a multiple of 8 or 4) in one or many column tiles, with and without
+      // split rows; scalar lanes; rows left over by the two-row steps.
+      for (const Shape& s : {Shape{5, 7}, Shape{1000, 300}, Shape{4, 64, 33}, Shape{20000, 3},
+                             Shape{517, 1024}, Shape{3, 40}, Shape{9, 2, 520}}) {
         const Tensor g = random_tensor(s, t, 31);
         const Tensor saved = random_tensor(s, t, 32, -4, 4);
         const auto [gp_want, db_want] = bias_activation_bwd(g, saved, act);

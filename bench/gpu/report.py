@@ -41,7 +41,7 @@ def traffic(case):
         n = r * c
     passes = {"copy": 2, "sum_all": 1, "sum_lastdim": 1, "sum_dim0": 1, "max_lastdim": 1,
               "exp": 2, "add": 3, "silu": 2, "silu_mul": 3, "gelu_mul": 3,
-              "silu_mul_fwd_bwd": 8, "softmax": 2, "cumsum": 2}[op]
+              "silu_mul_fwd_bwd": 8, "softmax": 2, "cumsum": 2, "bias_gelu_bwd": 3}[op]
     return passes * n * e
 
 
@@ -49,7 +49,9 @@ def flops(case):
     m = re.search(r"_(\d+)x(\d+)x(\d+)$", case)
     mm, k, n = (int(v) for v in m.groups())
     f = 2 * mm * k * n
-    return 3 * f if "fwd_bwd" in case else f
+    if "fwd_bwd" in case:
+        return 3 * f
+    return 2 * f if "_bwd_" in case else f
 
 
 def main():
@@ -64,7 +66,7 @@ def main():
     print("|---|---:|---:|---:|---:|---:|")
     gemm_best = {}
     for name in torch:
-        if traffic(name) is None and name.startswith("matmul_"):
+        if traffic(name) is None and re.match(r"matmul_(f32|bf16|tf32)_", name):
             tag = name.split("_")[1]
             for side in (numr, torch):
                 if name in side and "ms" in side[name]:

@@ -2,7 +2,7 @@
 
 Prints one JSON object per line: {"case": name, "ms": median milliseconds}. Timed with CUDA
 events around `reps` back-to-back calls, median of `rounds` rounds, after warm-up.
-Usage: python3 torch_peer.py [--reps 20] [--rounds 7]
+Usage: python3 torch_peer.py [--reps 20] [--rounds 7] [--only a,b,...]
 """
 import argparse
 import json
@@ -73,6 +73,7 @@ def cases():
         torch.backends.cuda.matmul.allow_tf32 = tf32
         x, w, bias = rnd(m, k, dtype=dt), rnd(k, nn, dtype=dt), rnd(nn, dtype=dt)
         yield f"matmul_{tag}_{m}x{k}x{nn}", lambda x=x, w=w: x @ w
+        yield f"linear_bias_{tag}_{m}x{k}x{nn}", lambda x=x, w=w, bias=bias: torch.addmm(bias, x, w)
         yield f"linear_gelu_{tag}_{m}x{k}x{nn}", \
             lambda x=x, w=w, bias=bias: F.gelu(torch.addmm(bias, x, w), approximate="tanh")
         yield f"linear_gelu_fused_{tag}_{m}x{k}x{nn}", \
@@ -87,7 +88,17 @@ def cases():
             torch.autograd.grad(y, (xg, wg, bg), gout)
 
         yield f"linear_gelu_fwd_bwd_{tag}_{m}x{k}x{nn}", lin_bwd
-        del x, w, bias, xg, wg, bg, gout
+        y = F.gelu(torch.addmm(bg, xg, wg), approximate="tanh")
+        yield f"linear_gelu_bwd_{tag}_{m}x{k}x{nn}", \
+            lambda y=y, xg=xg, wg=wg, bg=bg, gout=gout: torch.autograd.grad(
+                y, (xg, wg, bg), gout, retain_graph=True)
+        pre = torch.addmm(bias, x, w)
+        yield f"bias_gelu_bwd_{tag}_{m}x{nn}", \
+            lambda pre=pre, gout=gout: torch.ops.aten.gelu_backward(
+                gout, pre, approximate="tanh").sum(0)
+        yield f"matmul_nt_{tag}_{m}x{k}x{nn}", lambda gout=gout, w=w: gout @ w.t()
+        yield f"matmul_tn_{tag}_{m}x{k}x{nn}", lambda x=x, gout=gout: x.t() @ gout
+        del x, w, bias, xg, wg, bg, gout, y, pre
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
@@ -97,10 +108,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--only", default="", help="comma-separated substrings of case names")
     args = p.parse_args()
     print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__}),
           flush=True)
+    wanted = [w for w in args.only.split(",") if w]
     for name, fn in cases():
+        if wanted and not any(w in name for w in wanted):
+            continue
         ms = timed(fn, args.reps, args.rounds)
         print(json.dumps({"case": name, "ms": ms}), flush=True)
         torch.cuda.empty_cache()

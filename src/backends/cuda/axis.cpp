@@ -4,7 +4,7 @@
 //   softmax, aligned rows (every row of in and out on a 16-byte boundary) that fit in
 //   registers: warp_regs up to softmax_regs_capacity(warp), then block_regs;
 //   other rows, n <= kWarpRowMax: a warp per row;
-//   longer rows:                  a block per row.
+//   longer rows:                  a block per row, as many blocks as rows.
 #include <cstdint>
 
 #include "backends/cuda/axis_kernels.h"
@@ -51,8 +51,10 @@ void run_along_axis(CudaDevice& dev, const AxisCall& call) {
     cfg.variant = AxisVariant::warp_rows;
     blocks = grid_blocks(dev, warps, 16);
   } else {
+    // A block per row (one_pass_blocks): an 8192 x 8192 cumsum ran at 94% of the copy
+    // bandwidth on an H200 this way, 89% with 8 blocks per SM looping over the rows.
     cfg.variant = AxisVariant::block_rows;
-    blocks = grid_blocks(dev, call.outer, 8);
+    blocks = one_pass_blocks(call.outer, 1);
   }
   // Equal misalignment: every row's aligned input vectors line up with output vectors.
   cfg.vector_store = cfg.uses_vector_store() && in % 16 == out % 16;

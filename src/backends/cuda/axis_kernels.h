@@ -8,11 +8,11 @@
 // take two passes over memory: an online max and Σexp (logsumexp's reduction state), then
 // the outputs. Both follow logsumexp's rules for NaN and ±inf.
 //
-// Scans of rows run tiles of kScanItems consecutive elements per thread (16-byte vector
-// loads and stores when every row is aligned): a sequential scan within the thread, a
-// shuffle scan across the warp and, for block rows, across the warps through shared
-// memory, with a running carry from tile to tile. Columns (inner > 1) give each thread one
-// (outer, inner) line walked down n, so a warp reads consecutive addresses.
+// Scans of rows run tiles of a few coalesced vectors per thread (16-byte vectors when every
+// row is aligned, else single elements), all loaded before any is scanned: a scan within
+// each vector, shuffle scans across the warp and, for block rows, across the warps through
+// shared memory (one barrier per tile), with a running carry from tile to tile. Columns (inner > 1)
+// give each thread one (outer, inner) line walked down n, so a warp reads consecutive addresses.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,6 @@
 namespace numr::cuda {
 
 inline constexpr int kAxisBlock = 256;
-// Elements of a scan tile per thread.
-inline constexpr int kScanItems = 16;
 
 enum class AxisVariant : uint8_t {
   warp_rows,   // inner == 1: one warp per row

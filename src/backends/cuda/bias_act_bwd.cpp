@@ -1,7 +1,8 @@
 // run_bias_activation_bwd: grad_pre and the bias gradient in one pass over [rows, N].
-// Column tiles of 32 run down slices of the rows; when there are too few tiles to fill
-// the device the rows are split too, and a second kernel adds each column's per-split
-// sums in a fixed order (deterministic: no float atomics).
+// Column tiles of 32 lanes x vec columns run down slices of the rows; the rows are split
+// so that the grid has many blocks (it then ran at memory speed on an H200, where fewer,
+// longer-running blocks did not), and a second kernel adds each column's per-split sums
+// in a fixed order (deterministic: no float atomics).
 #include <algorithm>
 #include <cstdint>
 
@@ -9,6 +10,7 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/launch.h"
 #include "backends/cuda/ops.h"
+#include "backends/cuda/reduce_codegen.h"
 #include "backends/cuda/reduce_host.h"
 #include "backends/cuda/reduce_state.h"
 #include "numr/error.h"
@@ -16,8 +18,10 @@
 namespace numr::cuda {
 namespace {
 
-constexpr int64_t kMinSplitRows = 64;  // rows per split, at least (8 per thread)
+constexpr int64_t kMinSplitRows = 32;  // rows per split, at least (4 per warp)
 constexpr int64_t kMaxSplits = 65535;  // grid.y limit
+constexpr int64_t kBlocksPerSm = 32;   // blocks the splits aim for, per SM
+constexpr uint64_t kVectorAlign = 16;
 
 }  // namespace
 
@@ -30,11 +34,20 @@ void run_bias_activation_bwd(CudaDevice& dev, const BiasActBwdCall& call) {
   const int64_t rows = call.grad.numel() / N;
   const size_t es = dtype_size(d);
 
-  const BiasActBwdKernelConfig cfg{d, call.act, call.saved_is_pre};
-  const int64_t col_blocks = ceil_div(N, kBiasCols);
-  if (col_blocks > int64_t(INT32_MAX))
+  const uint64_t grad = device_address(call.grad.base, call.grad.offset, es);
+  const uint64_t saved = device_address(call.saved.base, call.saved.offset, es);
+  const uint64_t grad_pre = device_address(call.grad_pre.base, call.grad_pre.offset, es);
+  const uint64_t d_bias = device_address(call.d_bias.base, call.d_bias.offset, es);
+
+  BiasActBwdKernelConfig cfg{d, call.act, call.saved_is_pre};
+  const int vec = vector_width(d);
+  if (N % vec == 0 && grad % kVectorAlign == 0 && saved % kVectorAlign == 0 &&
+      grad_pre % kVectorAlign == 0)
+    cfg.vec = vec;
+  const int64_t col_blocks = ceil_div(N, int64_t(kBiasCols) * cfg.vec);
+  if (ceil_div(N, int64_t(kBiasCols)) > int64_t(INT32_MAX))  // the bias-sum kernel's grid
     fail<BackendLimitation>("bias_activation_bwd", "more than 2^31 column tiles on CUDA");
-  const int64_t want_blocks = int64_t(std::max(dev.props().sm_count, 1)) * 8;
+  const int64_t want_blocks = int64_t(std::max(dev.props().sm_count, 1)) * kBlocksPerSm;
   int64_t splits = 1;
   if (col_blocks < want_blocks)
     splits = std::clamp<int64_t>(std::min(ceil_div(want_blocks, col_blocks), rows / kMinSplitRows),
@@ -42,10 +55,6 @@ void run_bias_activation_bwd(CudaDevice& dev, const BiasActBwdCall& call) {
   const int64_t per_split = std::max<int64_t>(1, ceil_div(rows, splits));
   splits = std::max<int64_t>(1, ceil_div(rows, per_split));
 
-  const uint64_t grad = device_address(call.grad.base, call.grad.offset, es);
-  const uint64_t saved = device_address(call.saved.base, call.saved.offset, es);
-  const uint64_t grad_pre = device_address(call.grad_pre.base, call.grad_pre.offset, es);
-  const uint64_t d_bias = device_address(call.d_bias.base, call.d_bias.offset, es);
   const LaunchConfig lc{
       {unsigned(col_blocks), unsigned(splits)}, {unsigned(kBiasCols), unsigned(kBiasSlices)}, 0};
   const CUfunction main = reduce_family_kernel(
@@ -62,8 +71,10 @@ void run_bias_activation_bwd(CudaDevice& dev, const BiasActBwdCall& call) {
   const std::string sum_name = bias_sum_kernel_name(d);
   const CUfunction sum = reduce_family_kernel(
       dev, sum_name, [&](const ptx::Target& t) { return generate_bias_sum_kernel(d, t); });
-  launch_kernel(dev, sum, LaunchConfig{{grid_blocks(dev, ceil_div(N, 256), 8)}, {256}, 0}, sum_name,
-                partials.address(), d_bias, uint64_t(N), uint64_t(splits));
+  const LaunchConfig sum_lc{
+      {unsigned(ceil_div(N, int64_t(kBiasCols)))}, {unsigned(kBiasCols), unsigned(kBiasSlices)}, 0};
+  launch_kernel(dev, sum, sum_lc, sum_name, partials.address(), d_bias, uint64_t(N),
+                uint64_t(splits));
 }
 
 }  // namespace numr::cuda

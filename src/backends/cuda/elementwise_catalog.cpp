@@ -1,8 +1,8 @@
 // elementwise_kernels(): the PTX of the configurations the elementwise, copy, fill,
 // sequence and random generators produce, for ptxas in the tests. Every op x dtype the op
 // table allows, in the contiguous vector layout and the strided layout at rank 3; every
-// rank (32- and 64-bit indexing) and the scalar, uniform-input and not unrolled variants
-// for one op; every dtype pair of copies; every factory kind x dtype.
+// rank (32- and 64-bit indexing) and the scalar and uniform-input variants for one op;
+// every dtype pair of copies; every factory kind x dtype.
 #include <vector>
 
 #include "backends/cuda/copy_kernels.h"
@@ -40,7 +40,6 @@ MapShape vector_shape(const std::vector<DType>& outs, const std::vector<DType>& 
   for (DType d : ins) sizes.push_back(int(dtype_size(d)));
   MapShape s;
   s.vec = map_vector_width(sizes);
-  s.unroll = map_unroll(s.vec, int(ins.size()));
   return s;
 }
 
@@ -79,17 +78,12 @@ std::vector<GeneratedKernel> elementwise_kernels(const ptx::Target& target) {
     for (int vec : {1, 4}) {
       add.shape = MapShape{};
       add.shape.vec = vec;
-      add.shape.unroll = map_unroll(vec, uniform ? 1 : 2);
       add.shape.uniform = uniform;
       if (uniform != 0 || vec != 4) out.push_back(generate_elementwise(add, target));
     }
   }
-  add.shape = MapShape{};  // vectors without unrolling
-  add.shape.vec = 4;
-  out.push_back(generate_elementwise(add, target));
   ElementwiseConfig clamp{OpId::clamp, {DType::I32}, {DType::I32}, {}};
   clamp.shape.vec = 4;
-  clamp.shape.unroll = map_unroll(4, 1);
   for (bool lo : {false, true})
     for (bool hi : {false, true}) {
       clamp.has_lo = lo;

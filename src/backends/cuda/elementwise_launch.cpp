@@ -68,9 +68,6 @@ MapPlan plan_map(const char* op, const Shape& shape, std::span<const TensorRef* 
       if (plan.addresses[k] % (uint64_t(vec) * dtype_size(ops[k]->dtype)) != 0) vec = 1;
     }
     plan.shape.vec = vec;
-    int streamed = 0;
-    for (size_t k = 0; k < ins.size(); ++k) streamed += ((plan.shape.uniform >> k) & 1u) ? 0 : 1;
-    plan.shape.unroll = map_unroll(vec, streamed);
     return plan;
   }
 
@@ -112,17 +109,13 @@ void launch_map(CudaDevice& dev, CUfunction f, const std::string& name, const Ma
   for (void* p : extra.pointers()) params.push_back(p);
   params.push_back(nullptr);
 
-  // Work items: groups of `unroll` vector steps (and at most vec - 1 tail elements), or
-  // elements. The grid covers them up to 8 blocks of 256 per SM (a full H100/H200 SM);
-  // threads then loop.
+  // Work items: vector steps (and at most vec - 1 tail elements), or elements.
   int64_t work = plan.n;
   if (sh.layout == MapLayout::Contiguous && sh.vec > 1)
-    work = std::max((plan.n / sh.vec + sh.unroll - 1) / sh.unroll, plan.n % sh.vec);
+    work = std::max(plan.n / sh.vec, plan.n % sh.vec);
   constexpr unsigned kThreads = 256;
-  const int64_t cap = int64_t(std::max(dev.props().sm_count, 1)) * 8;
-  const int64_t blocks = std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, cap);
   LaunchConfig cfg;
-  cfg.grid.x = unsigned(blocks);
+  cfg.grid.x = one_pass_blocks(work, kThreads);
   cfg.block.x = kThreads;
   launch(dev, f, cfg, params.data(), name);
 }

@@ -33,7 +33,6 @@ std::string MapShape::key() const {
     return k;
   }
   std::string k = numbered("c", uint64_t(vec));
-  if (unroll > 1) k += numbered("x", uint64_t(unroll));
   if (uniform) k += numbered("u", uniform);
   return k;
 }
@@ -45,16 +44,6 @@ int map_vector_width(std::span<const int> element_sizes) {
   for (int s : element_sizes)
     if (vec * s < 4) return 1;
   return vec;
-}
-
-int map_unroll(int vec, int streamed_inputs) {
-  // Two steps give 32 or 64 bytes of loads per thread and iteration for one or two inputs,
-  // and ptxas still fits them in 32 registers (full occupancy at 256 threads x 8 blocks)
-  // for the common activations; three inputs already load 48 bytes per step. More steps
-  // gain nothing at that register budget: ptxas schedules the later loads after the first
-  // results rather than spill.
-  if (vec == 1 || streamed_inputs == 0 || streamed_inputs > 2) return 1;
-  return 2;
 }
 
 namespace {
@@ -194,23 +183,6 @@ void contiguous_body(KernelBuilder& b, const MapSpec& spec, const Pointers& p, R
 
     const Reg steps = b.shr(n, shift);
     const Reg s = b.mov(PtxType::u64, gid);
-    const int unroll = spec.shape.unroll;
-    if (unroll > 1) {
-      // Steps s, s + gstride, ... s + (unroll - 1) gstride at once, all their loads first in
-      // program order, so that ptxas can keep several vectors per input in flight (each
-      // load instruction of a warp still reads one contiguous block).
-      const Reg ahead = b.mul(gstride, unroll - 1);
-      b.while_loop([&] { return b.setp(Cmp::lt, b.add(s, ahead), steps); },
-                   [&] {
-                     std::vector<Reg> at{s};
-                     for (int u = 1; u < unroll; ++u) at.push_back(b.add(at.back(), gstride));
-                     std::vector<std::vector<std::vector<Reg>>> in(at.size());
-                     for (size_t u = 0; u < at.size(); ++u) in[u] = load_step(at[u]);
-                     for (size_t u = 0; u < at.size(); ++u) finish_step(at[u], in[u]);
-                     b.assign(s, b.add(at.back(), gstride));
-                   });
-    }
-    // One step at a time: every step when unroll == 1, else the fewer than `unroll` left.
     b.while_loop([&] { return b.setp(Cmp::lt, s, steps); },
                  [&] {
                    finish_step(s, load_step(s));
@@ -296,9 +268,6 @@ GeneratedKernel generate_map(const MapSpec& spec, const ptx::Target& target) {
   if (sh.layout == MapLayout::Contiguous) {
     if (sh.vec < 1 || sh.vec > 16 || !std::has_single_bit(unsigned(sh.vec)))
       fail<BackendError>("cuda", "map kernel ", spec.name, ": vector width ", sh.vec);
-    if (sh.unroll < 1 || sh.unroll > 8 || (sh.unroll > 1 && sh.vec == 1))
-      fail<BackendError>("cuda", "map kernel ", spec.name, ": unroll ", sh.unroll, " at width ",
-                         sh.vec);
     if (sh.vec > 1) {
       std::vector<DType> all = spec.outs;
       for (size_t k = 0; k < spec.ins.size(); ++k)

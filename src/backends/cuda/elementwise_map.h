@@ -7,9 +7,7 @@
 //   "uniform"). A grid-stride loop where each step handles `vec` consecutive elements with
 //   16-byte (or narrower) vector loads and stores, then a scalar loop over the last
 //   n mod vec elements. vec = 1 is the plain scalar loop (pointers not aligned for vectors).
-//   With `unroll` > 1 each iteration takes that many steps, a grid stride apart, loading
-//   all of them before computing any (more bytes in flight per thread: the kernels are
-//   limited by memory latency otherwise); a one-step loop finishes the steps left over.
+//   The host launches a thread per step (one_pass_blocks), so the loops rarely repeat.
 // - Strided: `rank` dims (after the host merged what it could), the shape and each
 //   operand's strides passed as by-value parameter arrays; each element's linear index is
 //   decomposed with 32-bit division when the tensor has fewer than 2^31 elements (`wide`
@@ -43,11 +41,10 @@ enum class MapLayout : uint8_t { Contiguous, Strided };
 struct MapShape {
   MapLayout layout = MapLayout::Contiguous;
   int vec = 1;           // Contiguous: elements per step, a power of two <= 16
-  int unroll = 1;        // Contiguous, vec > 1: steps per loop iteration, 1..8
   uint32_t uniform = 0;  // Contiguous: bit k set when input k is a single element
   int rank = 1;          // Strided: 1..kMapMaxRank
   bool wide = false;     // Strided: 64-bit index arithmetic
-  // A fragment of a kernel name: "c4", "c8x2", "c1u2", "s3", "s3w".
+  // A fragment of a kernel name: "c4", "c8", "c1u2", "s3", "s3w".
   std::string key() const;
   friend bool operator==(const MapShape&, const MapShape&) = default;
 };
@@ -71,9 +68,5 @@ GeneratedKernel generate_map(const MapSpec& spec, const ptx::Target& target);
 // The elements per vector step for operands of these sizes (bytes): 16 / the largest, or 1
 // when some operand's share of a step would be narrower than 4 bytes.
 int map_vector_width(std::span<const int> element_sizes);
-
-// The steps per iteration of a contiguous kernel of vector width vec reading
-// `streamed_inputs` inputs that are not uniform: 1 without vectors or inputs.
-int map_unroll(int vec, int streamed_inputs);
 
 }  // namespace numr::cuda

@@ -147,8 +147,7 @@ GeneratedKernel generate_random(const RandomConfig& c, const ptx::Target& target
         const Value u1 =
             (Value(b.cvt(b.shr(r[0], 8), PtxType::f64)) + Value(1.0)) * Value(kTwoPow24Inv);
         const Value u2 = Value(b.cvt(b.shr(r[1], 8), PtxType::f64)) * Value(kTwoPow24Inv);
-        const Value z =
-            ::numr::math::box_muller(u1, u2);
+        const Value z = ::numr::math::box_muller(u1, u2);
         return {ptx::to_storage(b, z, c.out)};
       }
     }

@@ -18,6 +18,7 @@
 
 namespace numr::cuda {
 
+using ptx::Cmp;
 using ptx::FormulaScope;
 using ptx::KernelBuilder;
 using ptx::PtxType;
@@ -111,7 +112,20 @@ void store_vector(KernelBuilder& b, Reg addr, const std::vector<Reg>& e, DType d
 
 struct Pointers {
   Reg out, pre, x, bias, residual, n;
+  Reg n_inv;  // f64 1 / n
 };
+
+// i mod n (u64, i < 2^53) without a 64-bit division, which ptxas expands into a loop of
+// some 70 instructions (it took a third of the F32 pass's time on an H200): the quotient
+// from f64 arithmetic is exact or off by one either way, which one step corrects.
+Reg column_of(KernelBuilder& b, const Pointers& p, Reg i) {
+  const Reg q = b.cvt(b.mul(b.cvt(i, PtxType::f64), p.n_inv), PtxType::u64);
+  const Reg r = b.bitcast(b.sub(i, b.mul(q, p.n)), PtxType::s64);
+  const Reg n = b.bitcast(p.n, PtxType::s64);
+  const Reg up = b.selp(b.setp(Cmp::lt, r, 0), b.add(r, n), r);
+  const Reg down = b.selp(b.setp(Cmp::ge, up, n), b.sub(up, n), up);
+  return b.bitcast(down, PtxType::u64);
+}
 
 // One element's arithmetic on raw storage registers (invalid Reg where absent): returns
 // {pre, out} as raw registers.
@@ -140,7 +154,7 @@ void vector_loop(KernelBuilder& b, const FinishConfig& c, const Pointers& p, Reg
       xs = load_vector(b, b.add(p.x, x_off), x_dtype(c), c.vec);
     }
     if (c.has_bias) {
-      const Reg col = b.rem(b.shl(s, shift), p.n);
+      const Reg col = column_of(b, p, b.shl(s, shift));
       bs = load_vector(b, ptx::element_address(b, p.bias, col, c.dtype), c.dtype, c.vec);
     }
     if (c.has_residual) rs = load_vector(b, b.add(p.residual, off), c.dtype, c.vec);
@@ -165,9 +179,9 @@ void scalar_loop(KernelBuilder& b, const FinishConfig& c, const Pointers& p, Reg
     const Reg x = c.has_x ? b.ld_global(ptx::storage_mem_type(x_dtype(c)),
                                         ptx::element_address(b, p.x, i, x_dtype(c)))
                           : Reg{};
-    const Reg bias = c.has_bias
-                         ? b.ld_global(mt, ptx::element_address(b, p.bias, b.rem(i, p.n), c.dtype))
-                         : Reg{};
+    const Reg bias =
+        c.has_bias ? b.ld_global(mt, ptx::element_address(b, p.bias, column_of(b, p, i), c.dtype))
+                   : Reg{};
     const Reg res = c.has_residual ? b.ld_global(mt, at(p.residual)) : Reg{};
     const auto [pre, out] = finish_one(b, c, x, bias, res);
     if (c.write_pre) b.st(ptx::Space::global, mt, at(p.pre), pre);
@@ -216,6 +230,7 @@ GeneratedKernel generate_finish(const FinishConfig& c, const ptx::Target& target
   p.residual = b.param_ptr("residual");
   const Reg total = b.param(PtxType::u64, "total");
   p.n = b.param(PtxType::u64, "n");
+  p.n_inv = b.param(PtxType::f64, "n_inv");
   // The activation as the elementwise ops compute it (fast_math.h).
   const FormulaScope scope(b, compute_type(c.dtype), formula_fast_math(c.dtype, true));
 
@@ -244,15 +259,13 @@ void launch_finish(CudaDevice& dev, const FinishConfig& c, const FinishArgs& a) 
   const std::string name = c.name();
   const CUfunction f =
       dev.kernels().get_or_build(name, [&] { return generate_finish(c, target_of(dev)); });
-  // Work items: vector steps (and at most vec - 1 tail elements), or elements. Up to 8
-  // blocks of 256 per SM (a full H100 SM); threads then loop.
+  // Work items: vector steps (and at most vec - 1 tail elements), or elements.
   const int64_t work = c.vec > 1 ? std::max(a.total / c.vec, a.total % c.vec) : a.total;
-  const int64_t cap = int64_t(std::max(dev.props().sm_count, 1)) * 8;
   LaunchConfig cfg;
-  cfg.grid.x = unsigned(std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, cap));
+  cfg.grid.x = one_pass_blocks(work, kThreads);
   cfg.block.x = kThreads;
   launch_kernel(dev, f, cfg, name, a.out, a.pre, a.x, a.bias, a.residual, uint64_t(a.total),
-                uint64_t(a.n));
+                uint64_t(a.n), a.n > 0 ? 1.0 / double(a.n) : 0.0);
 }
 
 // Every configuration run_matmul_epilogue can ask for, for ptxas in the tests: F32 and F64

@@ -1,5 +1,6 @@
 #include "backends/cuda/launch.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "backends/cuda/context.h"
@@ -20,6 +21,11 @@ std::string describe(std::string_view kernel_name, const LaunchConfig& cfg) {
 }
 
 }  // namespace
+
+unsigned one_pass_blocks(int64_t work, unsigned threads) {
+  constexpr int64_t kMaxGrid = 0x7fffffff;
+  return unsigned(std::clamp<int64_t>((work + threads - 1) / threads, 1, kMaxGrid));
+}
 
 void launch(CudaDevice& dev, CUfunction f, const LaunchConfig& cfg, void** params,
             std::string_view kernel_name) {

@@ -89,11 +89,12 @@ void add_bias_act_bwd(std::vector<GeneratedKernel>& out, const ptx::Target& targ
   for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16})
     for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu,
                            Activation::Sigmoid, Activation::Tanh})
-      for (bool from_pre : {true, false}) {
-        const BiasActBwdKernelConfig cfg{t, act, from_pre};
-        if (!from_pre && !cfg.output_determines_derivative()) continue;
-        out.push_back(generate_bias_act_bwd_kernel(cfg, target));
-      }
+      for (bool from_pre : {true, false})
+        for (int vec : {1, vector_width(t)}) {
+          const BiasActBwdKernelConfig cfg{t, act, from_pre, vec};
+          if (!from_pre && !cfg.output_determines_derivative()) continue;
+          out.push_back(generate_bias_act_bwd_kernel(cfg, target));
+        }
   for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16})
     out.push_back(generate_bias_sum_kernel(t, target));
 }
