@@ -290,11 +290,14 @@ TEST(ParityElementwise, Clamp) {
   });
 }
 
-// Outputs past the size where the kernels switch to non-temporal stores, with rows that
-// start on and off vector alignment.
+// Outputs past the size where the kernels switch to non-temporal stores (8 MiB, also for
+// the narrowed BF16 outputs), with rows that start on and off vector alignment; and the
+// two-output gate backward at that size.
 TEST(ParityElementwise, LargeOutputs) {
   for (DType t : {DType::F32, DType::F64, DType::BF16}) {
-    for (const Shape& shape : {Shape{3 << 20}, Shape{2100, 1001}}) {
+    std::vector<Shape> shapes = {Shape{3 << 20}, Shape{2100, 1001}};
+    if (t == DType::BF16) shapes = {Shape{5 << 20}, Shape{4100, 1025}};
+    for (const Shape& shape : shapes) {
       const Tensor a = make_input(shape, t, Device::cpu(), InputSpec{.layout = Layout::Transposed}, 1);
       const Tensor b = make_input({shape.back()}, t, Device::cpu(), InputSpec{}, 2);
       const RefTensor ra = to_ref(a), rb = to_ref(b);
@@ -304,6 +307,19 @@ TEST(ParityElementwise, LargeOutputs) {
           << t << " " << shape_str(shape);
     }
   }
+  const Shape big{4100, 1025};
+  const Tensor g = make_input(big, DType::BF16, Device::cpu(), InputSpec{}, 3);
+  const Tensor a = make_input(big, DType::BF16, Device::cpu(), InputSpec{}, 4);
+  const Tensor b = make_input(big, DType::BF16, Device::cpu(), InputSpec{}, 5);
+  const RefTensor rg = to_ref(g), ra = to_ref(a), rb = to_ref(b);
+  const auto [da, db] = silu_mul_bwd(g, a, b);
+  for (int out = 0; out < 2; ++out)
+    EXPECT_EQ(compare(out == 0 ? da : db,
+                      reference::elementwise(OpId::silu_mul_bwd, {&rg, &ra, &rb}, 0, 0, true,
+                                             true, out),
+                      tolerance_for(DType::BF16)),
+              "")
+        << "silu_mul_bwd output " << out;
 }
 
 // numr's documented values for a few points, independent of the reference formulas.
