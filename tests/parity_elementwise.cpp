@@ -290,9 +290,9 @@ TEST(ParityElementwise, Clamp) {
   });
 }
 
-// Outputs past the size where the kernels switch to non-temporal stores (8 MiB, also for
-// the narrowed BF16 outputs), with rows that start on and off vector alignment; and the
-// two-output gate backward at that size.
+// Outputs past the size where the kernels switch to non-temporal stores (8 MiB), with rows
+// that start on and off vector alignment; large BF16 outputs (narrowed from f32 chunks) and
+// the two-output gate backward at that size.
 TEST(ParityElementwise, LargeOutputs) {
   for (DType t : {DType::F32, DType::F64, DType::BF16}) {
     std::vector<Shape> shapes = {Shape{3 << 20}, Shape{2100, 1001}};

@@ -220,26 +220,12 @@ inline void h16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 #endif
   for (; i < n; ++i) dst[i] = h16_to_float(src[i]);
 }
-#if NUMR_ISA_LEVEL >= 3
-// Stores 16 halves at dst: with a non-temporal store when `stream` (dst 32-byte aligned).
-inline void store_16_halves(uint16_t* dst, __m256i v, bool stream) {
-  if (stream)
-    _mm256_stream_si256((__m256i*)dst, v);
-  else
-    _mm256_storeu_si256((__m256i*)dst, v);
-}
-#endif
-
-// The narrowing rows below write with non-temporal stores when `stream` is set and dst is
-// 32-byte aligned (large outputs that would not stay in the caches; the caller fences).
-inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n, bool stream = false) {
-  (void)stream;  // used on AVX-512 only
+inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
 #if NUMR_ISA_LEVEL >= 3
-  stream = stream && reinterpret_cast<uintptr_t>(dst) % 32 == 0;
   for (; i + 16 <= n; i += 16)
-    store_16_halves(dst + i,
-                    _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT), stream);
+    _mm256_storeu_si256((__m256i*)(dst + i),
+                        _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
 #elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128((__m128i*)(dst + i),
@@ -262,11 +248,9 @@ inline void b16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 #endif
   for (; i < n; ++i) dst[i] = bits_to_float(uint32_t(src[i]) << 16);
 }
-inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n, bool stream = false) {
-  (void)stream;  // used on AVX-512 only
+inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
 #if NUMR_ISA_LEVEL >= 3
-  stream = stream && reinterpret_cast<uintptr_t>(dst) % 32 == 0;
   // Round to nearest even on the bit pattern; NaN keeps its sign and becomes quiet.
   const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1),
                 quiet = _mm512_set1_epi32(0x40);
@@ -277,7 +261,7 @@ inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n, bool st
     __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), lsb), 16);
     const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
-    store_16_halves(dst + i, _mm512_cvtepi32_epi16(r), stream);
+    _mm256_storeu_si256((__m256i*)(dst + i), _mm512_cvtepi32_epi16(r));
   }
 #endif
   for (; i < n; ++i) {
@@ -308,15 +292,13 @@ inline void gather_row(const void* base, DType t, int64_t stride, int64_t n, C* 
   });
 }
 
-// Writes n compute values to contiguous storage of dtype t; F16/BF16 from float with
-// non-temporal stores when `stream` (see float_to_h16_row).
+// Writes n compute values to contiguous storage of dtype t.
 template <class C>
-inline void scatter_row(const C* src, int64_t n, void* base, DType t, bool stream = false) {
+inline void scatter_row(const C* src, int64_t n, void* base, DType t) {
   if constexpr (sizeof(C) == 4 && C(0.5f) != C(0)) {
-    if (t == DType::F16) return float_to_h16_row(src, (uint16_t*)base, n, stream);
-    if (t == DType::BF16) return float_to_b16_row(src, (uint16_t*)base, n, stream);
+    if (t == DType::F16) return float_to_h16_row(src, (uint16_t*)base, n);
+    if (t == DType::BF16) return float_to_b16_row(src, (uint16_t*)base, n);
   }
-  (void)stream;
   visit_storage(t, [&](auto s) {
     using S = decltype(s);
     S* p = static_cast<S*>(base);

@@ -248,12 +248,6 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
   const int64_t grain = 16384;
   const bool stream =
       out_direct && call.n_out == 1 && plan.numel * int64_t(sizeof(C)) >= kStreamBytes;
-  // Narrowed F16/BF16 outputs (chunks written by scatter_row) likewise.
-  const auto narrow_stream = [&](DType dt) {
-    return (dt == DType::F16 || dt == DType::BF16) && plan.numel * 2 >= kStreamBytes;
-  };
-  const bool stream1 = narrow_stream(out_dt);
-  const bool stream2 = call.n_out == 2 && narrow_stream(out2_dt);
   ThreadPool::instance().parallel_for(plan.numel, grain, [&](int64_t begin, int64_t end) {
     alignas(64) C buf_in[3][kChunk];
     alignas(64) C buf_out[kChunk];
@@ -281,17 +275,17 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
           C* o1 = out_direct ? reinterpret_cast<C*>(po) : buf_out;
           C* o2 = out2_direct ? reinterpret_cast<C*>(po2) : buf_out2;
           run_body2<C>(args, m, o1, o2, ins);
-          if (!out_direct) scatter_row<C>(buf_out, m, po, out_dt, stream1);
-          if (!out2_direct) scatter_row<C>(buf_out2, m, po2, out2_dt, stream2);
+          if (!out_direct) scatter_row<C>(buf_out, m, po, out_dt);
+          if (!out2_direct) scatter_row<C>(buf_out2, m, po2, out2_dt);
         } else if (out_direct) {
           run_body<C>(args, m, reinterpret_cast<C*>(po), ins, n_in);
         } else {
           run_body<C>(args, m, buf_out, ins, n_in);
-          scatter_row<C>(buf_out, m, po, out_dt, stream1);
+          scatter_row<C>(buf_out, m, po, out_dt);
         }
       }
     });
-    if (stream || stream1 || stream2) _mm_sfence();  // order the non-temporal stores first
+    if (stream) _mm_sfence();  // order the non-temporal stores before the op returns
     tl_stream_out = false;
   });
 }
