@@ -255,9 +255,7 @@ inline C max_nan(C best, C x) {
 
 template <class V>
 inline double lane_sum(V x) {
-  double s = 0;
-  for (int k = 0; k < V::width; ++k) s += double(x.lane(k));
-  return s;
+  return sum_lanes_double(x);
 }
 
 // 1 in the lanes where x is NaN, else 0. A blend between constants compiles to one
@@ -306,11 +304,7 @@ C row_max(const C* p, int64_t n) {
       b = vmax_plain(b, x);
       z += x;
     }
-    if (std::isfinite(lane_sum(z))) {
-      best = b.lane(0);
-      for (int k = 1; k < W; ++k) best = max_nan(best, b.lane(k));
-      return best;
-    }
+    if (std::isfinite(lane_sum(z))) return extreme_lane<true>(b);  // no NaN went in
   }
   for (int64_t i = 1; i < n; ++i) best = max_nan(best, p[i]);
   return best;

@@ -72,9 +72,7 @@ inline bool strictly_better(C x, C best) {
 
 template <class V>
 inline double hsum(V v) {
-  double s = 0;
-  for (int i = 0; i < V::width; ++i) s += double(v.lane(i));
-  return s;
+  return sum_lanes_double(v);
 }
 
 // Σ p[i], vector partials in C, the total in double.
@@ -209,12 +207,8 @@ C extreme_chunk(const C* p, int64_t n) {
         b = vextreme<V, kMax>(b, x);
         z += x;
       }
-      double zs = 0;
-      for (int k = 0; k < W; ++k) zs += double(z.lane(k));
-      if (!std::isfinite(zs)) return extreme_scalar<C, kMax>(p, n);
-      C best = b.lane(0);
-      for (int k = 1; k < W; ++k) best = pick<C, kMax>(best, b.lane(k));
-      return best;
+      if (!std::isfinite(sum_lanes_double(z))) return extreme_scalar<C, kMax>(p, n);
+      return extreme_lane<kMax>(b);  // no NaN went in
     }
   }
   return extreme_scalar<C, kMax>(p, n);

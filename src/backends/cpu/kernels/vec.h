@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #ifndef NUMR_ISA_ACTIVE
 #error "include backends/cpu/kernels/isa.h (after all system headers) first"
@@ -182,6 +183,46 @@ struct Vec {
 
 using VF = Vec<float, vf_raw, MaskF, kWF>;
 using VD = Vec<double, vd_raw, MaskD, kWD>;
+
+// ---- horizontal reductions: log2(width) shuffle steps, not a lane-by-lane chain ----
+
+// The raw vector x (W lanes) with its lanes rotated by K: lane i holds lane (i + K) mod W.
+template <int K, int W, class R, int... I>
+inline R rotate_raw_impl(R x, std::integer_sequence<int, I...>) {
+  return __builtin_shufflevector(x, x, ((I + K) % W)...);
+}
+template <int K, int W, class R>
+inline R rotate_raw(R x) {
+  return rotate_raw_impl<K, W>(x, std::make_integer_sequence<int, W>{});
+}
+
+// The largest (kMax) or smallest lane by a plain comparison: the caller has ruled NaN out.
+template <bool kMax, class V>
+inline typename V::scalar extreme_lane(V x) {
+  constexpr int W = V::width;
+  const auto step = [](V a, V b) { return select(kMax ? (b > a) : (b < a), b, a); };
+  if constexpr (W >= 16) x = step(x, V(rotate_raw<8, W>(x.v)));
+  if constexpr (W >= 8) x = step(x, V(rotate_raw<4, W>(x.v)));
+  if constexpr (W >= 4) x = step(x, V(rotate_raw<2, W>(x.v)));
+  x = step(x, V(rotate_raw<1, W>(x.v)));
+  return x.lane(0);
+}
+
+// Σ of W double lanes, added as a tree.
+template <int W, class R>
+inline double sum_raw_double(R d) {
+  if constexpr (W >= 16) d += rotate_raw<8, W>(d);
+  if constexpr (W >= 8) d += rotate_raw<4, W>(d);
+  if constexpr (W >= 4) d += rotate_raw<2, W>(d);
+  d += rotate_raw<1, W>(d);
+  return d[0];
+}
+// Σ of the lanes in double (each float lane converted exactly).
+typedef double vf_as_double_raw __attribute__((vector_size(kWF * 8)));
+inline double sum_lanes_double(VF x) {
+  return sum_raw_double<kWF>(__builtin_convertvector(x.v, vf_as_double_raw));
+}
+inline double sum_lanes_double(VD x) { return sum_raw_double<kWD>(x.v); }
 
 // Primitive functions, found by argument-dependent lookup from the formulas.
 // SLEEF's header declares each ISA's functions only when the compiler flags enable that
