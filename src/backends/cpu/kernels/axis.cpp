@@ -22,7 +22,6 @@
 
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/vec.h"
-#include "backends/cpu/kernels/fast_exp.h"
 
 namespace numr::cpu::NUMR_ISA {
 namespace {
@@ -317,7 +316,7 @@ double row_sum_exp(const C* p, int64_t n, C m) {
   const V mv(m);
   V acc(0.0);
   int64_t i = 0;
-  for (; i + W <= n; i += W) acc += fast_exp(V::load(p + i) - mv);
+  for (; i + W <= n; i += W) acc += exp(V::load(p + i) - mv);
   double s = lane_sum(acc);
   for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
   return s;
@@ -332,7 +331,7 @@ void row_finish(const C* x, C* y, int64_t n, C m, C scale, C shift) {
   int64_t i = 0;
   for (; i + W <= n; i += W) {
     const V v = V::load(x + i);
-    (kLog ? (v - mv) - hv : fast_exp(v - mv) * sv).store(y + i);
+    (kLog ? (v - mv) - hv : exp(v - mv) * sv).store(y + i);
   }
   for (; i < n; ++i) y[i] = kLog ? (x[i] - m) - shift : C(std::exp(x[i] - m) * scale);
 }
@@ -346,7 +345,7 @@ double exp_store(const C* x, C* y, int64_t n, C m) {
   V acc(0.0);
   int64_t i = 0;
   for (; i + W <= n; i += W) {
-    const V e = fast_exp(V::load(x + i) - mv);
+    const V e = exp(V::load(x + i) - mv);
     e.store(y + i);
     acc += e;
   }
@@ -465,7 +464,7 @@ void softmax_columns(const AxisCall& c) {
         const C* x = a.load(at(i), w, in_buf);
         int64_t j = 0;
         for (; j + W <= w; j += W)
-          (V::load(part + j) + fast_exp(V::load(x + j) - V::load(mx + j))).store(part + j);
+          (V::load(part + j) + exp(V::load(x + j) - V::load(mx + j))).store(part + j);
         for (; j < w; ++j) part[j] += C(std::exp(x[j] - mx[j]));
         if (i % kFlushRows == kFlushRows - 1 || i == n - 1)
           for (j = 0; j < w; ++j) {
@@ -484,7 +483,7 @@ void softmax_columns(const AxisCall& c) {
         for (; j + W <= w; j += W) {
           const V v = V::load(x + j);
           const V d = v - V::load(mx + j);
-          (kLog ? d - V::load(shift + j) : fast_exp(d) * V::load(scale + j)).store(y + j);
+          (kLog ? d - V::load(shift + j) : exp(d) * V::load(scale + j)).store(y + j);
         }
         for (; j < w; ++j) {
           const C d = x[j] - mx[j];

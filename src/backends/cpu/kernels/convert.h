@@ -209,11 +209,34 @@ inline void visit_storage(DType t, F&& f) {
 }
 
 // Vectorised contiguous F16/BF16 <-> float, the hot conversions.
+#if NUMR_ISA_LEVEL >= 3
+// 16 lanes at a time, in registers. Narrowing rounds to nearest even; F16 through the
+// hardware conversion (exact, subnormals kept), BF16 on the bit pattern, where a NaN keeps
+// its sign and becomes quiet.
+inline __m512 widen_h16x16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+}
+inline void narrow_h16x16(__m512 x, uint16_t* p) {
+  _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+inline __m512 widen_b16x16(const uint16_t* p) {
+  const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+inline void narrow_b16x16(__m512 x, uint16_t* p) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+  _mm256_storeu_si256((__m256i*)p, _mm512_cvtepi32_epi16(r));
+}
+#endif
+
 inline void h16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
 #if NUMR_ISA_LEVEL >= 3
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(src + i))));
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, widen_h16x16(src + i));
 #elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + i))));
@@ -223,9 +246,7 @@ inline void h16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
 #if NUMR_ISA_LEVEL >= 3
-  for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256((__m256i*)(dst + i),
-                        _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i + 16 <= n; i += 16) narrow_h16x16(_mm512_loadu_ps(src + i), dst + i);
 #elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128((__m128i*)(dst + i),
@@ -236,10 +257,7 @@ inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n) {
 inline void b16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
   int64_t i = 0;
 #if NUMR_ISA_LEVEL >= 3
-  for (; i + 16 <= n; i += 16) {
-    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)(src + i)));
-    _mm512_storeu_ps(dst + i, _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)));
-  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, widen_b16x16(src + i));
 #elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8) {
     const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(src + i)));
@@ -251,18 +269,7 @@ inline void b16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n) {
   int64_t i = 0;
 #if NUMR_ISA_LEVEL >= 3
-  // Round to nearest even on the bit pattern; NaN keeps its sign and becomes quiet.
-  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1),
-                quiet = _mm512_set1_epi32(0x40);
-  for (; i + 16 <= n; i += 16) {
-    const __m512 x = _mm512_loadu_ps(src + i);
-    const __m512i u = _mm512_castps_si512(x);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, bias), lsb), 16);
-    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet));
-    _mm256_storeu_si256((__m256i*)(dst + i), _mm512_cvtepi32_epi16(r));
-  }
+  for (; i + 16 <= n; i += 16) narrow_b16x16(_mm512_loadu_ps(src + i), dst + i);
 #endif
   for (; i < n; ++i) {
     const uint32_t u = float_to_bits(src[i]);

@@ -40,36 +40,61 @@ struct Args {
 // Large outputs are written with non-temporal stores (see Vec::stream).
 thread_local bool tl_stream_out = false;
 
-template <class V, class F>
-inline void map_n(int64_t n, typename V::scalar* out, const typename V::scalar* const* in,
-                  int n_in, F&& f) {
-  using S = typename V::scalar;
+// How map_n reads its operands and writes its results: data of the compute type used in
+// place (PlainIO), or, with AVX-512, contiguous F16/BF16 data widened and narrowed in
+// registers (HalfIO), which spares a round trip through the chunk buffers.
+template <class V>
+struct PlainIO {
+  using T = typename V::scalar;
+  static constexpr bool kCanStream = true;
+  static V load(const T* p) { return V::load(p); }
+  static void store(V v, T* p) { v.store(p); }
+};
+#if NUMR_ISA_LEVEL >= 3
+template <bool kBf16>
+struct HalfIO {
+  using T = uint16_t;
+  static constexpr bool kCanStream = false;
+  static VF load(const uint16_t* p) { return VF(vf_raw(kBf16 ? widen_b16x16(p) : widen_h16x16(p))); }
+  static void store(VF v, uint16_t* p) {
+    if constexpr (kBf16) narrow_b16x16(__m512(v.v), p);
+    else narrow_h16x16(__m512(v.v), p);
+  }
+};
+#endif
+
+template <class V, class IO, class F>
+inline void map_n(int64_t n, typename IO::T* out, const typename IO::T* const* in, int n_in,
+                  F&& f) {
+  using T = typename IO::T;
   constexpr int W = V::width;
   int64_t i = 0;
-  if (tl_stream_out && reinterpret_cast<uintptr_t>(out) % (W * sizeof(S)) == 0) {
-    for (; i + W <= n; i += W) {
-      V a = V::load(in[0] + i);
-      V b = n_in > 1 ? V::load(in[1] + i) : a;
-      V c = n_in > 2 ? V::load(in[2] + i) : a;
-      f(a, b, c).stream(out + i);
+  if constexpr (IO::kCanStream) {
+    if (tl_stream_out && reinterpret_cast<uintptr_t>(out) % (W * sizeof(T)) == 0) {
+      for (; i + W <= n; i += W) {
+        V a = IO::load(in[0] + i);
+        V b = n_in > 1 ? IO::load(in[1] + i) : a;
+        V c = n_in > 2 ? IO::load(in[2] + i) : a;
+        f(a, b, c).stream(out + i);
+      }
     }
   }
   for (; i + W <= n; i += W) {
-    V a = V::load(in[0] + i);
-    V b = n_in > 1 ? V::load(in[1] + i) : a;
-    V c = n_in > 2 ? V::load(in[2] + i) : a;
-    f(a, b, c).store(out + i);
+    V a = IO::load(in[0] + i);
+    V b = n_in > 1 ? IO::load(in[1] + i) : a;
+    V c = n_in > 2 ? IO::load(in[2] + i) : a;
+    IO::store(f(a, b, c), out + i);
   }
   if (i < n) {  // tail through zero-padded lanes
-    S buf[3][W] = {};
-    S res[W];
+    T buf[3][W] = {};
+    T res[W];
     const int64_t r = n - i;
-    for (int k = 0; k < n_in; ++k) std::memcpy(buf[k], in[k] + i, size_t(r) * sizeof(S));
-    V a = V::load(buf[0]);
-    V b = V::load(buf[n_in > 1 ? 1 : 0]);
-    V c = V::load(buf[n_in > 2 ? 2 : 0]);
-    f(a, b, c).store(res);
-    std::memcpy(out + i, res, size_t(r) * sizeof(S));
+    for (int k = 0; k < n_in; ++k) std::memcpy(buf[k], in[k] + i, size_t(r) * sizeof(T));
+    V a = IO::load(buf[0]);
+    V b = IO::load(buf[n_in > 1 ? 1 : 0]);
+    V c = IO::load(buf[n_in > 2 ? 2 : 0]);
+    IO::store(f(a, b, c), res);
+    std::memcpy(out + i, res, size_t(r) * sizeof(T));
   }
 }
 
@@ -79,37 +104,37 @@ struct Two {
   V first, second;
 };
 
-template <class V, class F>
-inline void map_n2(int64_t n, typename V::scalar* out0, typename V::scalar* out1,
-                   const typename V::scalar* const* in, F&& f) {
-  using S = typename V::scalar;
+template <class V, class IO, class F>
+inline void map_n2(int64_t n, typename IO::T* out0, typename IO::T* out1,
+                   const typename IO::T* const* in, F&& f) {
+  using T = typename IO::T;
   constexpr int W = V::width;
   int64_t i = 0;
   for (; i + W <= n; i += W) {
-    const Two<V> r = f(V::load(in[0] + i), V::load(in[1] + i), V::load(in[2] + i));
-    r.first.store(out0 + i);
-    r.second.store(out1 + i);
+    const Two<V> r = f(IO::load(in[0] + i), IO::load(in[1] + i), IO::load(in[2] + i));
+    IO::store(r.first, out0 + i);
+    IO::store(r.second, out1 + i);
   }
   if (i < n) {
-    S buf[3][W] = {};
-    S res0[W], res1[W];
+    T buf[3][W] = {};
+    T res0[W], res1[W];
     const int64_t r = n - i;
-    for (int k = 0; k < 3; ++k) std::memcpy(buf[k], in[k] + i, size_t(r) * sizeof(S));
-    const Two<V> t = f(V::load(buf[0]), V::load(buf[1]), V::load(buf[2]));
-    t.first.store(res0);
-    t.second.store(res1);
-    std::memcpy(out0 + i, res0, size_t(r) * sizeof(S));
-    std::memcpy(out1 + i, res1, size_t(r) * sizeof(S));
+    for (int k = 0; k < 3; ++k) std::memcpy(buf[k], in[k] + i, size_t(r) * sizeof(T));
+    const Two<V> t = f(IO::load(buf[0]), IO::load(buf[1]), IO::load(buf[2]));
+    IO::store(t.first, res0);
+    IO::store(t.second, res1);
+    std::memcpy(out0 + i, res0, size_t(r) * sizeof(T));
+    std::memcpy(out1 + i, res1, size_t(r) * sizeof(T));
   }
 }
 
-template <class V>
-void float_body2(const Args& a, int64_t n, typename V::scalar* out0, typename V::scalar* out1,
-                 const typename V::scalar* const* in) {
+template <class V, class IO>
+void float_body2(const Args& a, int64_t n, typename IO::T* out0, typename IO::T* out1,
+                 const typename IO::T* const* in) {
   switch (a.op) {
 #define NUMR_ACT_MUL_BWD(name, d, g)                                          \
   case OpId::name:                                                            \
-    return map_n2<V>(n, out0, out1, in, [](V gr, V x, V y) {                  \
+    return map_n2<V, IO>(n, out0, out1, in, [](V gr, V x, V y) {                  \
       return Two<V>{name##_a(gr, x, y), name##_b(gr, x, y)};                  \
     });
 #include "numr/op_table.def"
@@ -117,40 +142,40 @@ void float_body2(const Args& a, int64_t n, typename V::scalar* out0, typename V:
   }
 }
 
-template <class V>
-void float_body(const Args& a, int64_t n, typename V::scalar* out,
-                const typename V::scalar* const* in, int n_in) {
+template <class V, class IO>
+void float_body(const Args& a, int64_t n, typename IO::T* out, const typename IO::T* const* in,
+                int n_in) {
   const V s0(a.s0), s1(a.s1);
   const bool lo = a.has_lo, hi = a.has_hi;
   switch (a.op) {
 #define NUMR_CASE1(name) \
-  case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return name(x); });
+  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return name(x); });
 #define NUMR_UNARY(name, d, g) NUMR_CASE1(name)
 #define NUMR_UNARY_PRED(name, d, g) NUMR_CASE1(name)
 #define NUMR_BINARY(name, d, g) \
-  case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V y, V) { return name(x, y); });
+  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V y, V) { return name(x, y); });
 #define NUMR_COMPARE(name, d, g) NUMR_BINARY(name, d, g)
 #define NUMR_LOGICAL(name, d, g) NUMR_BINARY(name, d, g)
 #define NUMR_ACT_MUL(name, d, g) NUMR_BINARY(name, d, g)
 #define NUMR_ACT_BWD(name, d, g) NUMR_BINARY(name, d, g)
 #define NUMR_TERNARY(name, d, g) \
-  case OpId::name: return map_n<V>(n, out, in, n_in, [](V x, V y, V z) { return name(x, y, z); });
+  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V y, V z) { return name(x, y, z); });
 #define NUMR_SCALAR(name, d, g) \
-  case OpId::name: return map_n<V>(n, out, in, n_in, [&](V x, V, V) { return name(x, s0); });
+  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return name(x, s0); });
 #include "numr/op_table.def"
 #undef NUMR_CASE1
-    case OpId::relu: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return relu(x); });
-    case OpId::sigmoid: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return sigmoid(x); });
-    case OpId::silu: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return silu(x); });
-    case OpId::gelu: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return gelu(x); });
-    case OpId::softplus: return map_n<V>(n, out, in, n_in, [](V x, V, V) { return softplus(x); });
+    case OpId::relu: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return relu(x); });
+    case OpId::sigmoid: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return sigmoid(x); });
+    case OpId::silu: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return silu(x); });
+    case OpId::gelu: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return gelu(x); });
+    case OpId::softplus: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return softplus(x); });
     case OpId::leaky_relu:
-      return map_n<V>(n, out, in, n_in, [&](V x, V, V) { return leaky_relu(x, s0); });
-    case OpId::elu: return map_n<V>(n, out, in, n_in, [&](V x, V, V) { return elu(x, s0); });
+      return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return leaky_relu(x, s0); });
+    case OpId::elu: return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return elu(x, s0); });
     case OpId::where_cond:
-      return map_n<V>(n, out, in, n_in, [](V c, V x, V y) { return where_cond(c, x, y); });
+      return map_n<V, IO>(n, out, in, n_in, [](V c, V x, V y) { return where_cond(c, x, y); });
     case OpId::clamp:
-      return map_n<V>(n, out, in, n_in,
+      return map_n<V, IO>(n, out, in, n_in,
                       [&](V x, V, V) { return clamp(x, s0, s1, lo, hi); });
     default: return;
   }
@@ -212,9 +237,9 @@ void int_body(const Args& a, int64_t n, C* out, const C* const* in) {
 template <class C>
 void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in) {
   if constexpr (std::is_same_v<C, float>) {
-    float_body<VF>(a, n, out, in, n_in);
+    float_body<VF, PlainIO<VF>>(a, n, out, in, n_in);
   } else if constexpr (std::is_same_v<C, double>) {
-    float_body<VD>(a, n, out, in, n_in);
+    float_body<VD, PlainIO<VD>>(a, n, out, in, n_in);
   } else {
     int_body<C>(a, n, out, in);
   }
@@ -223,11 +248,20 @@ void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in) {
 template <class C>
 void run_body2(const Args& a, int64_t n, C* out0, C* out1, const C* const* in) {
   if constexpr (std::is_same_v<C, float>) {
-    float_body2<VF>(a, n, out0, out1, in);
+    float_body2<VF, PlainIO<VF>>(a, n, out0, out1, in);
   } else if constexpr (std::is_same_v<C, double>) {
-    float_body2<VD>(a, n, out0, out1, in);
+    float_body2<VD, PlainIO<VD>>(a, n, out0, out1, in);
   }
 }
+
+#if NUMR_ISA_LEVEL >= 3
+template <bool kBf16>
+void run_half(const Args& a, int64_t n, uint16_t* out, uint16_t* out2,
+              const uint16_t* const* in, int n_in, int n_out) {
+  if (n_out == 2) float_body2<VF, HalfIO<kBf16>>(a, n, out, out2, in);
+  else float_body<VF, HalfIO<kBf16>>(a, n, out, in, n_in);
+}
+#endif
 
 template <class C>
 void run(const ElementwiseCall& call, const LoopPlan& plan) {
@@ -245,6 +279,16 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
   for (int k = 0; k < n_in; ++k)
     in_base[k] = static_cast<const char*>(call.in[size_t(k)].base) +
                  call.in[size_t(k)].offset * int64_t(dtype_size(call.in[size_t(k)].dtype));
+  // Every operand and result F16, or every one BF16: rows whose operands are all contiguous
+  // are converted in registers instead of through the chunk buffers.
+  [[maybe_unused]] bool half_io = false;
+#if NUMR_ISA_LEVEL >= 3
+  if constexpr (std::is_same_v<C, float>) {
+    half_io = (out_dt == DType::BF16 || out_dt == DType::F16) &&
+              (call.n_out == 1 || out2_dt == out_dt);
+    for (int k = 0; k < n_in; ++k) half_io = half_io && call.in[size_t(k)].dtype == out_dt;
+  }
+#endif
   const int64_t grain = 16384;
   const bool stream =
       out_direct && call.n_out == 1 && plan.numel * int64_t(sizeof(C)) >= kStreamBytes;
@@ -255,6 +299,22 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
     tl_stream_out = stream;
     for_each_row(plan, begin, end, [&](const int64_t* offs, int64_t len) {
       const int64_t last = plan.ndim - 1;
+#if NUMR_ISA_LEVEL >= 3
+      if (half_io) {
+        bool contiguous = true;
+        for (int k = 0; k < n_in; ++k) contiguous = contiguous && plan.strides[k + 1][last] == 1;
+        if (contiguous) {
+          const uint16_t* ins[3] = {nullptr, nullptr, nullptr};
+          for (int k = 0; k < n_in; ++k)
+            ins[k] = reinterpret_cast<const uint16_t*>(in_base[k]) + offs[k + 1];
+          uint16_t* o = reinterpret_cast<uint16_t*>(out_base) + offs[0];
+          uint16_t* o2 = call.n_out == 2 ? reinterpret_cast<uint16_t*>(out2_base) + offs[0] : nullptr;
+          if (out_dt == DType::BF16) run_half<true>(args, len, o, o2, ins, n_in, call.n_out);
+          else run_half<false>(args, len, o, o2, ins, n_in, call.n_out);
+          return;
+        }
+      }
+#endif
       for (int64_t j = 0; j < len; j += kChunk) {
         const int64_t m = len - j < kChunk ? len - j : kChunk;
         const C* ins[3] = {nullptr, nullptr, nullptr};

@@ -32,7 +32,6 @@
 
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/vec.h"
-#include "backends/cpu/kernels/fast_exp.h"
 
 namespace numr::cpu::NUMR_ISA {
 namespace {
@@ -134,10 +133,10 @@ double sum_exp_chunk(const C* p, int64_t n, C m) {
   V a0(0.0), a1(0.0);
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
-    a0 += fast_exp(V::load(p + i) - mv);
-    a1 += fast_exp(V::load(p + i + W) - mv);
+    a0 += exp(V::load(p + i) - mv);
+    a1 += exp(V::load(p + i + W) - mv);
   }
-  for (; i + W <= n; i += W) a0 += fast_exp(V::load(p + i) - mv);
+  for (; i + W <= n; i += W) a0 += exp(V::load(p + i) - mv);
   double s = hsum(a0 + a1);
   for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
   return s;
@@ -594,7 +593,7 @@ struct ColumnTile {
     using V = typename VecOf<C>::type;
     int64_t j = 0;
     for (; j + V::width <= w; j += V::width)
-      (V::load(part2 + j) + fast_exp(V::load(x + j) - V::load(center + j))).store(part2 + j);
+      (V::load(part2 + j) + exp(V::load(x + j) - V::load(center + j))).store(part2 + j);
     for (; j < w; ++j) part2[j] += C(std::exp(x[j] - center[j]));
   }
 
