@@ -12,6 +12,7 @@
 #ifndef NUMR_ISA_ACTIVE
 #error "include backends/cpu/kernels/isa.h (after all system headers) first"
 #endif
+#include "backends/cpu/kernels/vec.h"
 #include "numr/dtype.h"
 
 namespace numr::cpu::NUMR_ISA {
@@ -277,6 +278,30 @@ inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n) {
     dst[i] = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t(r);
   }
 }
+
+// How a kernel loop reads its operands and writes its results, a vector at a time: data of
+// the compute type used in place (PlainIO), or, with AVX-512, contiguous F16/BF16 data
+// widened and narrowed in registers (HalfIO), which spares a round trip through chunk
+// buffers.
+template <class V>
+struct PlainIO {
+  using T = typename V::scalar;
+  static constexpr bool kCanStream = true;
+  static V load(const T* p) { return V::load(p); }
+  static void store(V v, T* p) { v.store(p); }
+};
+#if NUMR_ISA_LEVEL >= 3
+template <bool kBf16>
+struct HalfIO {
+  using T = uint16_t;
+  static constexpr bool kCanStream = false;
+  static VF load(const uint16_t* p) { return VF(vf_raw(kBf16 ? widen_b16x16(p) : widen_h16x16(p))); }
+  static void store(VF v, uint16_t* p) {
+    if constexpr (kBf16) narrow_b16x16(__m512(v.v), p);
+    else narrow_h16x16(__m512(v.v), p);
+  }
+};
+#endif
 
 // Reads n elements of dtype t at base + i * stride (elements) into dst as C.
 template <class C>

@@ -40,29 +40,6 @@ struct Args {
 // Large outputs are written with non-temporal stores (see Vec::stream).
 thread_local bool tl_stream_out = false;
 
-// How map_n reads its operands and writes its results: data of the compute type used in
-// place (PlainIO), or, with AVX-512, contiguous F16/BF16 data widened and narrowed in
-// registers (HalfIO), which spares a round trip through the chunk buffers.
-template <class V>
-struct PlainIO {
-  using T = typename V::scalar;
-  static constexpr bool kCanStream = true;
-  static V load(const T* p) { return V::load(p); }
-  static void store(V v, T* p) { v.store(p); }
-};
-#if NUMR_ISA_LEVEL >= 3
-template <bool kBf16>
-struct HalfIO {
-  using T = uint16_t;
-  static constexpr bool kCanStream = false;
-  static VF load(const uint16_t* p) { return VF(vf_raw(kBf16 ? widen_b16x16(p) : widen_h16x16(p))); }
-  static void store(VF v, uint16_t* p) {
-    if constexpr (kBf16) narrow_b16x16(__m512(v.v), p);
-    else narrow_h16x16(__m512(v.v), p);
-  }
-};
-#endif
-
 template <class V, class IO, class F>
 inline void map_n(int64_t n, typename IO::T* out, const typename IO::T* const* in, int n_in,
                   F&& f) {

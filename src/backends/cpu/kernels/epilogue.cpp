@@ -155,6 +155,31 @@ void finish_rows(const EpilogueRows& e) {
 // columns keep f32's rounding error per block, not per column.
 constexpr int64_t kFlushRows = 128;
 
+// grad_pre = g * act'(x) over one run of m elements, its f32 (or f64) values added into
+// the column partials acc, which have W spare elements past the row's end.
+template <class V, class IO, class D>
+inline void bwd_run(int64_t m, const typename IO::T* g, const typename IO::T* x,
+                    typename IO::T* gp, typename V::scalar* acc, D deriv) {
+  using T = typename IO::T;
+  constexpr int W = V::width;
+  int64_t i = 0;
+  for (; i + W <= m; i += W) {
+    const V v = IO::load(g + i) * finite_or_zero(deriv(IO::load(x + i)));
+    IO::store(v, gp + i);
+    (V::load(acc + i) + v).store(acc + i);
+  }
+  if (i < m) {  // zero-padded lanes give 0 * act'(0) = 0, added into the spare elements
+    const int64_t rest = m - i;
+    T bg[W] = {}, bx[W] = {}, bo[W];
+    std::memcpy(bg, g + i, size_t(rest) * sizeof(T));
+    std::memcpy(bx, x + i, size_t(rest) * sizeof(T));
+    const V v = IO::load(bg) * finite_or_zero(deriv(IO::load(bx)));
+    IO::store(v, bo);
+    std::memcpy(gp + i, bo, size_t(rest) * sizeof(T));
+    (V::load(acc + i) + v).store(acc + i);
+  }
+}
+
 template <class C>
 void bias_act_bwd(const BiasActBwdCall& c) {
   using V = std::conditional_t<std::is_same_v<C, double>, VD, VF>;
@@ -197,40 +222,29 @@ void bias_act_bwd(const BiasActBwdCall& c) {
           for (int64_t j = 0; j < n; j += kChunk) {
             const int64_t m = std::min(kChunk, n - j);
             const int64_t off = (r * n + j) * es;
-            const C* g;
-            const C* x;
-            C* gp;
+            C* acc = part.data() + j;
+#if NUMR_ISA_LEVEL >= 3
+            if constexpr (std::is_same_v<C, float>) {
+              if (dt == DType::BF16 || dt == DType::F16) {  // converted in registers
+                const auto* g = reinterpret_cast<const uint16_t*>(g_base + off);
+                const auto* x = reinterpret_cast<const uint16_t*>(x_base + off);
+                auto* gp = reinterpret_cast<uint16_t*>(gp_base + off);
+                if (dt == DType::BF16) bwd_run<V, HalfIO<true>>(m, g, x, gp, acc, deriv);
+                else bwd_run<V, HalfIO<false>>(m, g, x, gp, acc, deriv);
+                continue;
+              }
+            }
+#endif
             if (direct) {
-              g = reinterpret_cast<const C*>(g_base + off);
-              x = reinterpret_cast<const C*>(x_base + off);
-              gp = reinterpret_cast<C*>(gp_base + off);
+              bwd_run<V, PlainIO<V>>(m, reinterpret_cast<const C*>(g_base + off),
+                                     reinterpret_cast<const C*>(x_base + off),
+                                     reinterpret_cast<C*>(gp_base + off), acc, deriv);
             } else {
               gather_row<C>(g_base + off, dt, 1, m, g_buf);
               gather_row<C>(x_base + off, dt, 1, m, x_buf);
-              g = g_buf;
-              x = x_buf;
-              gp = gp_buf;
+              bwd_run<V, PlainIO<V>>(m, g_buf, x_buf, gp_buf, acc, deriv);
+              scatter_row<C>(gp_buf, m, gp_base + off, dt);
             }
-            C* acc = part.data() + j;
-            int64_t i = 0;
-            for (; i + W <= m; i += W) {
-              const V v = V::load(g + i) * finite_or_zero(deriv(V::load(x + i)));
-              v.store(gp + i);
-              (V::load(acc + i) + v).store(acc + i);
-            }
-            if (i < m) {
-              const int64_t rest = m - i;
-              C bg[W] = {}, bx[W] = {}, bo[W];
-              std::memcpy(bg, g + i, size_t(rest) * sizeof(C));
-              std::memcpy(bx, x + i, size_t(rest) * sizeof(C));
-              const V v = V::load(bg) * finite_or_zero(deriv(V::load(bx)));
-              v.store(bo);
-              std::memcpy(gp + i, bo, size_t(rest) * sizeof(C));
-              // Only a row's last chunk has a tail, and part has W spare elements past
-              // the row, so the padded lanes (zero) land in the spare ones.
-              (V::load(acc + i) + V::load(bo)).store(acc + i);
-            }
-            if (!direct) scatter_row<C>(gp_buf, m, gp_base + off, dt);
           }
           if ((r - r0 + 1) % kFlushRows == 0) flush();
         }
