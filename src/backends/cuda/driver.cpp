@@ -28,6 +28,12 @@ void resolve(void* lib, const std::string& path, Fn& out,
                            " (the NVIDIA driver is too old: numr needs CUDA 11.2 or newer)");
 }
 
+// dlsym for an entry point numr can do without: out stays nullptr when it is missing.
+template <class Fn>
+void resolve_optional(void* lib, Fn& out, const char* name) {
+  out = reinterpret_cast<Fn>(dlsym(lib, name));
+}
+
 void resolve_all(Driver& d) {
   void* l = d.library;
   const std::string& p = d.path;
@@ -66,6 +72,7 @@ void resolve_all(Driver& d) {
   resolve(l, p, d.event_synchronize, {"cuEventSynchronize"});
   resolve(l, p, d.event_elapsed_time, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   resolve(l, p, d.event_destroy, {"cuEventDestroy_v2"});
+  resolve_optional(l, d.tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
 }
 
 // Names for the codes numr expects to meet before the driver can name them itself (the

@@ -53,6 +53,9 @@ struct Driver {
   PfnEventSynchronize event_synchronize = nullptr;
   PfnEventElapsedTime event_elapsed_time = nullptr;
   PfnEventDestroy event_destroy = nullptr;
+
+  // Optional entry points: nullptr when the driver lacks them (users check first).
+  PfnTensorMapEncodeTiled tensor_map_encode_tiled = nullptr;  // CUDA 12.0 and newer
 };
 
 // The process's driver, loaded and initialised on first use. Throws BackendUnavailable

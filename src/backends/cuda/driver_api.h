@@ -86,6 +86,44 @@ enum CUevent_flags : unsigned {
   CU_EVENT_DISABLE_TIMING = 0x2,
 };
 
+// Tensor maps: the descriptors that bulk tensor copies (cp.async.bulk.tensor, sm_90 and
+// newer) read the global layout of a tensor from. Made on the host by
+// cuTensorMapEncodeTiled and passed to kernels by value (`.param .align 64 .b8 name[128]`).
+// cuda.h declares the struct 128-byte aligned; the driver requires 64.
+struct alignas(128) CUtensorMap {
+  uint64_t opaque[16];  // CU_TENSOR_MAP_NUM_QWORDS
+};
+
+enum CUtensorMapDataType : int {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+};
+
+enum CUtensorMapInterleave : int {
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+};
+
+enum CUtensorMapSwizzle : int {
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+};
+
+enum CUtensorMapL2promotion : int {
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+};
+
+enum CUtensorMapFloatOOBfill : int {
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
+};
+
 // Function-pointer types of the entry points (all are `CUresult CUDAAPI f(...)`; CUDAAPI
 // is empty on Linux).
 using PfnGetErrorString = CUresult (*)(CUresult, const char**);
@@ -124,5 +162,13 @@ using PfnEventRecord = CUresult (*)(CUevent, CUstream);
 using PfnEventSynchronize = CUresult (*)(CUevent);
 using PfnEventElapsedTime = CUresult (*)(float*, CUevent, CUevent);
 using PfnEventDestroy = CUresult (*)(CUevent);
+// cuTensorMapEncodeTiled(map, data type, rank, global address, global dims, global strides
+// (rank - 1 of them, bytes), box dims, element strides, interleave, swizzle, L2 promotion,
+// out-of-bounds fill).
+using PfnTensorMapEncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, uint32_t, void*,
+                                             const uint64_t*, const uint64_t*, const uint32_t*,
+                                             const uint32_t*, CUtensorMapInterleave,
+                                             CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                             CUtensorMapFloatOOBfill);
 
 }  // namespace numr::cuda

@@ -1,0 +1,787 @@
+// The sm_90a GEMM of sm90_gemm.h. The PTX is written as text with a small helper rather
+// than through ptx::KernelBuilder: the kernel needs instructions the builder has no calls
+// for (wgmma with 128 accumulator operands, mbarrier, bulk tensor copies, setmaxnreg,
+// 64-byte aligned by-value parameters, .maxntid/.minnctapersm), and its warp-specialised
+// control flow (one thread of the producer warpgroup runs a loop the others skip) is what
+// the builder's barrier check is made to reject.
+//
+// Shared memory (dynamic, base rounded up to 1024 bytes; offsets from there):
+//   [0, 64 Ki)          A stages: 4 x 16 KiB, stage s at s * 16 Ki
+//   [64 Ki, 192 Ki)     B stages: 4 x 32 KiB, stage s at 64 Ki + s * 32 Ki
+//   [192 Ki, +32)       full[0..3]  mbarriers (8 bytes each)
+//   [192 Ki + 32, +32)  empty[0..3] mbarriers
+//
+// Layouts (both written by the bulk tensor copies with CU_TENSOR_MAP_SWIZZLE_128B):
+//  - A stage: 128 rows (m) of 64 BF16 (k) = 128 bytes per row, row r at r * 128; within
+//    each group of 8 rows (1024 bytes) the 16-byte chunk c of row r is stored at chunk
+//    c ^ (r % 8). That is wgmma's K-major layout with 128-byte swizzle: the descriptor's
+//    stride byte offset (between 8-row groups) is 1024, the leading byte offset is unused
+//    for swizzled K-major layouts (set to 1, i.e. 16 bytes), and the k-th group of 16 K
+//    values (32 bytes) starts 32 * k bytes into the rows: the descriptor's start address
+//    advances by 32 bytes per k16 step, and the hardware applies the swizzle to the
+//    address it forms (which is why the tile must sit on a 1024-byte boundary).
+//    Consumer warpgroup w reads rows 64w..64w+63: start + 8 KiB * w.
+//  - B stage: four column blocks of 64 n (128 bytes, the most one 128-byte-swizzled box
+//    holds), block j at j * 8 KiB; each block is 64 rows (k) of 128 bytes, swizzled as
+//    above. For wgmma B is K x N and here N is contiguous ("MN-major", the transpose bit
+//    set). In the MN-major 128-byte-swizzled canonical layout, an atom is 64 n x 8 k
+//    (1024 bytes, one 128-byte row per k); the leading byte offset is the distance between
+//    atoms along N (the next 64 columns: 8 KiB) and the stride byte offset the distance
+//    between atoms along K (the next 8 rows: 1024 bytes). One m64n256k16 reads 4 atoms
+//    along N and 2 along K; the k-th k16 step starts 16 rows (2048 bytes) further.
+//
+// Descriptor (64 bits): bits 0-13 start address >> 4, 16-29 leading byte offset >> 4,
+// 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
+// 62-63 swizzle mode (1 = 128-byte).
+//
+// Accumulators of m64n256k16 (f32): thread t of the warpgroup, warp w = t / 32, lane l,
+// holds d[4i + j], i = 0..31: row 16w + l/4 (+8 for j = 2, 3), column 8i + 2(l%4) (+1 for
+// j = 1, 3).
+//
+// Work: the grid is persistent, one CTA per SM. A work unit is `cluster` tiles stacked
+// along M (N fastest across units); the CTA of rank r in its cluster takes tile r of each
+// unit its cluster takes (units c, c + clusters, ...). Both CTAs of a cluster of 2 need
+// the same B tile: each loads two of its four 64-column boxes with a multicast copy that
+// writes them into both CTAs' stage and completes their bytes on both CTAs' full[s].
+//
+// Pipeline and phases: stage s and its parity advance together in both roles, over every
+// (unit, k block) the CTA handles in order, so they stay in step across tiles:
+// stage = (stage + 1) % 4, and the parity flips when stage wraps to 0. The consumers wait
+// on full[s] for parity `phase`; the producer waits on empty[s] for parity `phase ^ 1`,
+// which a freshly initialised barrier reports complete, so the first round of the ring
+// does not wait. A consumer warp arrives on empty[s] (count 8 per CTA of the cluster:
+// 2 warpgroups x 4 warps) once wgmma.wait_group has reported the group reading stage s
+// complete: the groups of k block kb-1 after the commit of k block kb (wait_group 1), the
+// last one after the K loop (wait_group 0), before the epilogue. With clusters of 2 each
+// consumer warp arrives on both CTAs' empty[s] (the peer's through mapa), since either
+// CTA's next copies write into both; a peer's copies for the next round of stage s can so
+// only start after this CTA's consumers have waited on full[s], and its bytes can land
+// before this CTA's expect_tx (the transaction count goes negative meanwhile, which the
+// mbarrier allows; the phase cannot complete before the local arrival). At the end the
+// producer thread waits for the last release of every stage, so that no peer arrives on
+// the barriers of a CTA that has exited; a cluster barrier after the mbarrier
+// initialisation keeps the peer's copies from completing on barriers not yet initialised.
+//
+// Epilogue: in registers, v = acc + bias (f32), act(v) in f32, cvt.rn.bf16x2.f32 per
+// column pair, 32-bit global stores (a warp's store covers 8 rows x 16 bytes). A TMA store
+// (stmatrix into a swizzled shared tile, fence.proxy.async, cp.async.bulk.tensor from
+// shared to global) would write whole 128-byte lines and free the consumers sooner; the
+// next tile's loads already overlap the epilogue, since every stage is released before it,
+// but the tensor cores wait for it: both consumer warpgroups finish a tile together (a
+// "ping-pong" schedule, each warpgroup on its own tile, would hide one's epilogue under the
+// other's products).
+#include "backends/cuda/sm90_gemm.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <sstream>
+
+#include "backends/cuda/context.h"
+#include "backends/cuda/driver.h"
+#include "backends/cuda/launch.h"
+#include "backends/cuda/module.h"
+#include "numr/error.h"
+
+namespace numr::cuda {
+namespace {
+
+constexpr const char* kOp = "sm90_gemm";
+using T = Sm90GemmTile;
+
+static_assert(T::kK * 2 == 128, "one stage row of A is one 128-byte swizzle row");
+static_assert(T::kM == 2 * 64 && T::kN == 256, "two m64n256 consumer warpgroups");
+static_assert(T::kBarrierOffset % 1024 == 0);
+
+// Register counts: the producer needs few, the consumers 128 accumulators and the rest.
+// 128 * 40 + 256 * 232 = 64512 <= 65536 registers of an SM.
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+
+// Descriptor constants (the start address is or-ed in).
+constexpr uint64_t kSwizzle128 = uint64_t(1) << 62;
+constexpr uint64_t desc_bits(uint64_t leading_bytes, uint64_t stride_bytes) {
+  return ((leading_bytes >> 4) << 16) | ((stride_bytes >> 4) << 32) | kSwizzle128;
+}
+constexpr uint64_t kDescA = desc_bits(16, 1024);
+constexpr uint64_t kDescB = desc_bits(T::kK * 128, 1024);  // next 64 columns: 64 rows of 128 B
+
+std::string f32_hex(float v) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "0f%08X", std::bit_cast<uint32_t>(v));
+  return buf;
+}
+
+// PTX text with virtual registers numbered per class and unique labels.
+class Ptx {
+ public:
+  // A fresh register: 'p' pred, 'h' b16, 'r' b32, 'd' b64, 'f' f32.
+  std::string reg(char cls) {
+    switch (cls) {
+      case 'p': return "%p" + std::to_string(np_++);
+      case 'h': return "%h" + std::to_string(nh_++);
+      case 'r': return "%r" + std::to_string(nr_++);
+      case 'd': return "%rd" + std::to_string(nd_++);
+      default: return "%f" + std::to_string(nf_++);
+    }
+  }
+  std::string label(const std::string& hint) { return "$L_" + hint + "_" + std::to_string(nl_++); }
+  void place(const std::string& l) { body_ << l << ":\n"; }
+  template <class... Args>
+  void op(const Args&... args) {
+    body_ << "    ";
+    (body_ << ... << args);
+    body_ << ";\n";
+  }
+  void comment(const std::string& c) { body_ << "    // " << c << "\n"; }
+
+  std::string declarations() const {
+    std::ostringstream os;
+    os << "    .reg .pred %p<" << std::max(np_, 1) << ">;\n"
+       << "    .reg .b16 %h<" << std::max(nh_, 1) << ">;\n"
+       << "    .reg .b32 %r<" << std::max(nr_, 1) << ">;\n"
+       << "    .reg .b64 %rd<" << std::max(nd_, 1) << ">;\n"
+       << "    .reg .f32 %f<" << std::max(nf_, 1) << ">;\n";
+    return os.str();
+  }
+  std::string body() const { return body_.str(); }
+
+ private:
+  std::ostringstream body_;
+  int np_ = 0, nh_ = 0, nr_ = 0, nd_ = 0, nf_ = 0, nl_ = 0;
+};
+
+// act(v) in f32, in the operations and order that numr's formulas (math/elementwise.h)
+// take in its BF16 kernels (fast_math.h: exp as ex2.approx.ftz of x log2(e), division as
+// div.full), so that for equal pre-activations the results match matmul_bias_activation's
+// bit for bit:
+//   relu(x) = x < 0 ? 0 : x,  silu(x) = x / (1 + exp(-x)),
+//   gelu(x) = x / (1 + exp(-(k0 (x + k1 x x x)))),  k0 = 2 sqrt(2/pi), k1 = 0.044715.
+std::string activate(Ptx& p, Activation act, const std::string& x) {
+  const std::string log2e = f32_hex(float(1.4426950408889634));
+  // x / (1 + exp(-z))
+  auto x_over_one_plus_exp_neg = [&](const std::string& z) {
+    const std::string nz = p.reg('f'), a = p.reg('f'), e = p.reg('f'), den = p.reg('f'),
+                      y = p.reg('f');
+    p.op("neg.f32 ", nz, ", ", z);
+    p.op("mul.rn.f32 ", a, ", ", nz, ", ", log2e);
+    p.op("ex2.approx.ftz.f32 ", e, ", ", a);
+    p.op("add.rn.f32 ", den, ", ", e, ", 0f3F800000");
+    p.op("div.full.f32 ", y, ", ", x, ", ", den);
+    return y;
+  };
+  switch (act) {
+    case Activation::None: return x;
+    case Activation::Relu: {
+      const std::string neg = p.reg('p'), y = p.reg('f');
+      p.op("setp.lt.f32 ", neg, ", ", x, ", 0f00000000");
+      p.op("selp.f32 ", y, ", 0f00000000, ", x, ", ", neg);
+      return y;
+    }
+    case Activation::Silu: return x_over_one_plus_exp_neg(x);
+    case Activation::Gelu: {
+      const std::string a = p.reg('f'), b = p.reg('f'), c = p.reg('f'), u = p.reg('f'),
+                        z = p.reg('f');
+      p.op("mul.rn.f32 ", a, ", ", x, ", ", f32_hex(float(0.044715)));
+      p.op("mul.rn.f32 ", b, ", ", a, ", ", x);
+      p.op("mul.rn.f32 ", c, ", ", b, ", ", x);
+      p.op("add.rn.f32 ", u, ", ", x, ", ", c);
+      p.op("mul.rn.f32 ", z, ", ", u, ", ", f32_hex(float(2 * 0.7978845608028654)));
+      return x_over_one_plus_exp_neg(z);
+    }
+    default: break;
+  }
+  fail<BackendError>(kOp, "activation ", activation_name(act), " is not implemented");
+}
+
+bool supported_activation(Activation act) {
+  return act == Activation::None || act == Activation::Relu || act == Activation::Gelu ||
+         act == Activation::Silu;
+}
+
+// The accumulator operand list "{%acc0, ..., %acc127}".
+std::string accumulator_list() {
+  std::string s = "{";
+  for (int i = 0; i < 128; ++i) s += (i ? ", %acc" : "%acc") + std::to_string(i);
+  return s + "}";
+}
+
+// Registers and settings both roles use.
+struct Common {
+  int cluster = 1;                  // CTAs per cluster: 1, or 2 sharing B through multicast copies
+  std::string smem;                 // u32: the 1024-byte aligned dynamic shared base
+  std::string bar_full, bar_empty;  // u32: full[0], empty[0]
+  std::string rank;                 // u32: %cluster_ctarank (0 when cluster == 1)
+  std::string tiles_n, num_units, k_blocks;
+  std::string exit;
+};
+
+// Waits until the mbarrier at `bar` (shared, u32) has completed the phase of parity `parity`.
+// The default semantics (acquire, CTA scope) also serve the empty barriers that the peer
+// CTA arrives on: what they order are the tensor cores' reads of a stage (finished, by
+// wgmma.wait_group, before the arrival) against the copy engine's next writes into it, and
+// no ordinary memory accesses. (`.acquire.cluster` here and `.release.cluster` on the
+// remote arrival cost an L1 invalidation and a GPU-wide memory barrier each, which made the
+// cluster kernel 40% slower.)
+void wait_parity(Ptx& p, const std::string& bar, const std::string& parity,
+                 const std::string& hint) {
+  const std::string again = p.label(hint), done = p.reg('p');
+  p.place(again);
+  p.op("mbarrier.try_wait.parity.shared::cta.b64 ", done, ", [", bar, "], ", parity);
+  p.op("@!", done, " bra ", again);
+}
+
+// stage = (stage + 1) % kStages; phase ^= 1 when it wraps.
+void advance(Ptx& p, const std::string& stage, const std::string& phase) {
+  const std::string wrap = p.reg('p');
+  p.op("add.u32 ", stage, ", ", stage, ", 1");
+  p.op("setp.eq.u32 ", wrap, ", ", stage, ", ", T::kStages);
+  p.op("@", wrap, " mov.u32 ", stage, ", 0");
+  p.op("@", wrap, " xor.b32 ", phase, ", ", phase, ", 1");
+}
+
+// The work units of this CTA: unit = cluster id, then += clusters (CTA id and CTA count
+// without clusters). A unit is `cluster` tiles stacked along M that share their B tile:
+// unit u covers m_blk = cluster * (u / tiles_n) + rank, n_blk = u % tiles_n (N fastest).
+void first_unit(Ptx& p, const Common& c, const std::string& unit, const std::string& step) {
+  p.op("mov.u32 ", unit, c.cluster > 1 ? ", %clusterid.x" : ", %ctaid.x");
+  p.op("mov.u32 ", step, c.cluster > 1 ? ", %nclusterid.x" : ", %nctaid.x");
+}
+
+void tile_coords(Ptx& p, const Common& c, const std::string& unit, const std::string& m_blk,
+                 const std::string& n_blk) {
+  const std::string mu = p.reg('r'), t = p.reg('r');
+  p.op("div.u32 ", mu, ", ", unit, ", ", c.tiles_n);
+  p.op("mul.lo.u32 ", t, ", ", mu, ", ", c.tiles_n);
+  p.op("sub.u32 ", n_blk, ", ", unit, ", ", t);
+  if (c.cluster > 1) {
+    const std::string base = p.reg('r');
+    p.op("mul.lo.u32 ", base, ", ", mu, ", ", c.cluster);
+    p.op("add.u32 ", m_blk, ", ", base, ", ", c.rank);
+  } else {
+    p.op("mov.u32 ", m_blk, ", ", mu);
+  }
+}
+
+void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::string& tmap_b) {
+  p.comment("producer: one thread issues the copies of every (tile, k block) of this CTA");
+  const std::string unit = p.reg('r'), step = p.reg('r'), stage = p.reg('r'), phase = p.reg('r');
+  const std::string kb = p.reg('r'), m_blk = p.reg('r'), n_blk = p.reg('r'), m0 = p.reg('r'),
+                    n0 = p.reg('r');
+  const std::string unit_loop = p.label("p_unit"), k_loop = p.label("p_k"),
+                    done_label = p.label("p_done");
+  const bool multicast = c.cluster > 1;
+  std::string mask;
+  if (multicast) {
+    mask = p.reg('h');
+    p.op("mov.b16 ", mask, ", ", (1 << c.cluster) - 1);
+  }
+  first_unit(p, c, unit, step);
+  p.op("mov.u32 ", stage, ", 0");
+  p.op("mov.u32 ", phase, ", 0");
+  p.place(unit_loop);
+  {
+    const std::string done = p.reg('p');
+    p.op("setp.ge.u32 ", done, ", ", unit, ", ", c.num_units);
+    p.op("@", done, " bra ", done_label);
+  }
+  tile_coords(p, c, unit, m_blk, n_blk);
+  p.op("shl.b32 ", m0, ", ", m_blk, ", 7");  // * 128
+  p.op("shl.b32 ", n0, ", ", n_blk, ", 8");  // * 256
+  p.op("mov.u32 ", kb, ", 0");
+  p.place(k_loop);
+  {
+    const std::string off = p.reg('r'), full = p.reg('r'), empty = p.reg('r'), par = p.reg('r');
+    p.op("shl.b32 ", off, ", ", stage, ", 3");
+    p.op("add.u32 ", full, ", ", c.bar_full, ", ", off);
+    p.op("add.u32 ", empty, ", ", c.bar_empty, ", ", off);
+    p.op("xor.b32 ", par, ", ", phase, ", 1");
+    // With multicast, the stage is free once the consumers of every CTA of the cluster
+    // have released it: this CTA writes half of B into the peer's stage too.
+    wait_parity(p, empty, par, "p_wait_empty");
+    p.op("mbarrier.arrive.expect_tx.shared::cta.b64 _, [", full, "], ", T::kStageBytes);
+    const std::string t = p.reg('r'), dst_a = p.reg('r'), dst_b = p.reg('r'), k0 = p.reg('r');
+    p.op("mul.lo.u32 ", t, ", ", stage, ", ", T::kABytes);
+    p.op("add.u32 ", dst_a, ", ", c.smem, ", ", t);
+    const std::string t2 = p.reg('r'), t3 = p.reg('r');
+    p.op("mul.lo.u32 ", t2, ", ", stage, ", ", T::kBBytes);
+    p.op("add.u32 ", t3, ", ", c.smem, ", ", t2);
+    p.op("add.u32 ", dst_b, ", ", t3, ", ", T::kStages * T::kABytes);
+    p.op("shl.b32 ", k0, ", ", kb, ", 6");  // * 64
+    // Coordinates innermost first: A is {k, m}, B is {n, k}.
+    p.op("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [", dst_a,
+         "], [", tmap_a, ", {", k0, ", ", m0, "}], [", full, "]");
+    constexpr int kBoxes = T::kN / 64;
+    if (!multicast) {
+      for (int j = 0; j < kBoxes; ++j) {
+        const std::string nj = p.reg('r'), dj = p.reg('r');
+        p.op("add.u32 ", nj, ", ", n0, ", ", 64 * j);
+        p.op("add.u32 ", dj, ", ", dst_b, ", ", j * T::kK * 128);
+        p.op("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [", dj,
+             "], [", tmap_b, ", {", nj, ", ", k0, "}], [", full, "]");
+      }
+    } else {
+      // CTA `rank` loads boxes rank * per .. rank * per + per - 1 of B and writes each into
+      // the same place of every CTA of the cluster, completing bytes on each CTA's full[s].
+      const int per = kBoxes / c.cluster;
+      const std::string first_box = p.reg('r'), n_first = p.reg('r'), d_first = p.reg('r');
+      const std::string t4 = p.reg('r'), t5 = p.reg('r');
+      p.op("mul.lo.u32 ", first_box, ", ", c.rank, ", ", per);
+      p.op("shl.b32 ", t4, ", ", first_box, ", 6");  // * 64 columns
+      p.op("add.u32 ", n_first, ", ", n0, ", ", t4);
+      p.op("mul.lo.u32 ", t5, ", ", first_box, ", ", T::kK * 128);
+      p.op("add.u32 ", d_first, ", ", dst_b, ", ", t5);
+      for (int j = 0; j < per; ++j) {
+        const std::string nj = p.reg('r'), dj = p.reg('r');
+        p.op("add.u32 ", nj, ", ", n_first, ", ", 64 * j);
+        p.op("add.u32 ", dj, ", ", d_first, ", ", j * T::kK * 128);
+        p.op(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            ".multicast::cluster [",
+            dj, "], [", tmap_b, ", {", nj, ", ", k0, "}], [", full, "], ", mask);
+      }
+    }
+  }
+  advance(p, stage, phase);
+  {
+    const std::string more = p.reg('p');
+    p.op("add.u32 ", kb, ", ", kb, ", 1");
+    p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
+    p.op("@", more, " bra ", k_loop);
+  }
+  p.op("add.u32 ", unit, ", ", unit, ", ", step);
+  p.op("bra ", unit_loop);
+  p.place(done_label);
+  if (multicast) {
+    // The peer CTA's consumers arrive on this CTA's empty barriers until their last stage:
+    // this CTA stays (through this thread) until every stage's last release has come.
+    for (int s = 0; s < T::kStages; ++s) {
+      const std::string off = p.reg('r'), empty = p.reg('r'), par = p.reg('r');
+      p.op("shl.b32 ", off, ", ", stage, ", 3");
+      p.op("add.u32 ", empty, ", ", c.bar_empty, ", ", off);
+      p.op("xor.b32 ", par, ", ", phase, ", 1");
+      wait_parity(p, empty, par, "p_wait_tail");
+      advance(p, stage, phase);
+    }
+  }
+  p.op("bra ", c.exit);
+}
+
+void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, const std::string& d,
+              const std::string& bias, const std::string& n) {
+  p.comment("consumers: warpgroup cw = 0, 1 computes rows 64 cw .. 64 cw + 63 of each tile");
+  const std::string cw = p.reg('r'), warp = p.reg('r'), lane = p.reg('r'), lane0 = p.reg('p');
+  {
+    const std::string t = p.reg('r'), t2 = p.reg('r');
+    p.op("shr.u32 ", t, ", ", tid, ", 7");
+    p.op("sub.u32 ", cw, ", ", t, ", 1");
+    p.op("shr.u32 ", t2, ", ", tid, ", 5");
+    p.op("and.b32 ", warp, ", ", t2, ", 3");
+    p.op("and.b32 ", lane, ", ", tid, ", 31");
+    p.op("setp.eq.u32 ", lane0, ", ", lane, ", 0");
+  }
+  // With multicast, each release also goes to the peer's empty barrier of the same stage.
+  std::string peer_empty;
+  if (c.cluster > 1) {
+    const std::string peer = p.reg('r');
+    peer_empty = p.reg('r');
+    p.op("xor.b32 ", peer, ", ", c.rank, ", 1");
+    p.op("mapa.shared::cluster.u32 ", peer_empty, ", ", c.bar_empty, ", ", peer);
+  }
+  auto release = [&](const std::string& pred, const std::string& stage_reg) {
+    const std::string po = p.reg('r'), pe = p.reg('r');
+    p.op("shl.b32 ", po, ", ", stage_reg, ", 3");
+    p.op("add.u32 ", pe, ", ", c.bar_empty, ", ", po);
+    p.op("@", pred, " mbarrier.arrive.shared::cta.b64 _, [", pe, "]");
+    if (c.cluster > 1) {
+      const std::string re = p.reg('r');
+      p.op("add.u32 ", re, ", ", peer_empty, ", ", po);
+      p.op("@", pred, " mbarrier.arrive.shared::cluster.b64 _, [", re, "]");
+    }
+  };
+  // Descriptors of stage 0.
+  const std::string desc_a0 = p.reg('d'), desc_b0 = p.reg('d');
+  {
+    const std::string t = p.reg('r'), addr = p.reg('r'), s = p.reg('r'), m = p.reg('r');
+    const std::string w = p.reg('d');
+    p.op("mul.lo.u32 ", t, ", ", cw, ", ", 64 * 128);
+    p.op("add.u32 ", addr, ", ", c.smem, ", ", t);
+    p.op("shr.u32 ", s, ", ", addr, ", 4");
+    p.op("and.b32 ", m, ", ", s, ", 16383");
+    p.op("cvt.u64.u32 ", w, ", ", m);
+    p.op("or.b64 ", desc_a0, ", ", w, ", ", kDescA);
+    const std::string addr_b = p.reg('r'), sb = p.reg('r'), mb = p.reg('r');
+    const std::string wb = p.reg('d');
+    p.op("add.u32 ", addr_b, ", ", c.smem, ", ", T::kStages * T::kABytes);
+    p.op("shr.u32 ", sb, ", ", addr_b, ", 4");
+    p.op("and.b32 ", mb, ", ", sb, ", 16383");
+    p.op("cvt.u64.u32 ", wb, ", ", mb);
+    p.op("or.b64 ", desc_b0, ", ", wb, ", ", kDescB);
+  }
+  // This thread's place in a tile: row_t (and row_t + 8), columns col_t + 8 i (+1).
+  const std::string row_t = p.reg('r'), col_t = p.reg('r');
+  {
+    const std::string a = p.reg('r'), b = p.reg('r'), cc = p.reg('r'), e = p.reg('r');
+    const std::string f = p.reg('r');
+    p.op("shl.b32 ", a, ", ", cw, ", 6");
+    p.op("shl.b32 ", b, ", ", warp, ", 4");
+    p.op("shr.u32 ", cc, ", ", lane, ", 2");
+    p.op("add.u32 ", e, ", ", a, ", ", b);
+    p.op("add.u32 ", row_t, ", ", e, ", ", cc);
+    p.op("and.b32 ", f, ", ", lane, ", 3");
+    p.op("shl.b32 ", col_t, ", ", f, ", 1");
+  }
+  const std::string acc = accumulator_list();
+  const std::string always = p.reg('p');
+  p.op("setp.eq.u32 ", always, ", ", tid, ", ", tid);
+
+  const std::string unit = p.reg('r'), step = p.reg('r'), stage = p.reg('r'), phase = p.reg('r');
+  const std::string kb = p.reg('r'), prev = p.reg('r'), m_blk = p.reg('r'), n_blk = p.reg('r');
+  const std::string unit_loop = p.label("c_unit"), k_loop = p.label("c_k");
+  first_unit(p, c, unit, step);
+  p.op("mov.u32 ", stage, ", 0");
+  p.op("mov.u32 ", phase, ", 0");
+  p.op("mov.u32 ", prev, ", 0");
+  p.place(unit_loop);
+  {
+    const std::string done = p.reg('p');
+    p.op("setp.ge.u32 ", done, ", ", unit, ", ", c.num_units);
+    p.op("@", done, " bra ", c.exit);
+  }
+  tile_coords(p, c, unit, m_blk, n_blk);
+  p.op("mov.u32 ", kb, ", 0");
+  p.place(k_loop);
+  {
+    const std::string off = p.reg('r'), full = p.reg('r');
+    p.op("shl.b32 ", off, ", ", stage, ", 3");
+    p.op("add.u32 ", full, ", ", c.bar_full, ", ", off);
+    wait_parity(p, full, phase, "c_wait_full");
+    const std::string s64 = p.reg('d'), oa = p.reg('d'), ob = p.reg('d');
+    const std::string da = p.reg('d'), db = p.reg('d'), accumulate = p.reg('p');
+    p.op("cvt.u64.u32 ", s64, ", ", stage);
+    p.op("shl.b64 ", oa, ", ", s64, ", 10");  // stage * 16 KiB, in 16-byte units
+    p.op("shl.b64 ", ob, ", ", s64, ", 11");  // stage * 32 KiB
+    p.op("add.s64 ", da, ", ", desc_a0, ", ", oa);
+    p.op("add.s64 ", db, ", ", desc_b0, ", ", ob);
+    // The first k block of a tile overwrites the accumulators (scale-d false).
+    p.op("setp.ne.u32 ", accumulate, ", ", kb, ", 0");
+    p.op("wgmma.fence.sync.aligned");
+    for (int k = 0; k < T::kK / 16; ++k) {
+      std::string dak = da, dbk = db;
+      if (k > 0) {
+        dak = p.reg('d');
+        dbk = p.reg('d');
+        p.op("add.s64 ", dak, ", ", da, ", ", 2 * k);    // 32 bytes per k16 along the row
+        p.op("add.s64 ", dbk, ", ", db, ", ", 128 * k);  // 16 rows of 128 bytes per k16
+      }
+      // imm-scale-a 1, imm-scale-b 1, imm-trans-a 0 (K-major), imm-trans-b 1 (N-major).
+      p.op("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 ", acc, ", ", dak, ", ", dbk,
+           ", ", k == 0 ? accumulate : always, ", 1, 1, 0, 1");
+    }
+    p.op("wgmma.commit_group.sync.aligned");
+    // The group of the previous k block has finished reading its stage: release it.
+    p.op("wgmma.wait_group.sync.aligned 1");
+    const std::string rel = p.reg('p'), not_first = p.reg('p');
+    p.op("setp.ne.u32 ", not_first, ", ", kb, ", 0");
+    p.op("and.pred ", rel, ", ", not_first, ", ", lane0);
+    release(rel, prev);
+    p.op("mov.u32 ", prev, ", ", stage);
+  }
+  advance(p, stage, phase);
+  {
+    const std::string more = p.reg('p');
+    p.op("add.u32 ", kb, ", ", kb, ", 1");
+    p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
+    p.op("@", more, " bra ", k_loop);
+  }
+  p.op("wgmma.wait_group.sync.aligned 0");
+  release(lane0, prev);
+
+  p.comment("epilogue: D = act(acc + bias) as BF16");
+  const std::string d0 = p.reg('d'), d1 = p.reg('d'), bp = p.reg('d');
+  {
+    const std::string m0 = p.reg('r'), n0 = p.reg('r'), row = p.reg('r'), col = p.reg('r');
+    const std::string rn = p.reg('d'), c64 = p.reg('d'), e = p.reg('d'), eb = p.reg('d');
+    const std::string stride8 = p.reg('d'), boff = p.reg('d');
+    p.op("shl.b32 ", m0, ", ", m_blk, ", 7");
+    p.op("shl.b32 ", n0, ", ", n_blk, ", 8");
+    p.op("add.u32 ", row, ", ", m0, ", ", row_t);
+    p.op("add.u32 ", col, ", ", n0, ", ", col_t);
+    p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
+    p.op("cvt.u64.u32 ", c64, ", ", col);
+    p.op("add.s64 ", e, ", ", rn, ", ", c64);
+    p.op("shl.b64 ", eb, ", ", e, ", 1");
+    p.op("add.s64 ", d0, ", ", d, ", ", eb);
+    p.op("mul.wide.u32 ", stride8, ", ", n, ", 16");  // 8 rows of BF16
+    p.op("add.s64 ", d1, ", ", d0, ", ", stride8);
+    p.op("mul.wide.u32 ", boff, ", ", col, ", 4");
+    p.op("add.s64 ", bp, ", ", bias, ", ", boff);
+  }
+  for (int i = 0; i < T::kN / 8; ++i) {
+    const std::string b0 = p.reg('f'), b1 = p.reg('f');
+    p.op("ld.global.nc.v2.f32 {", b0, ", ", b1, "}, [", bp, "+", 32 * i, "]");
+    std::string y[4];
+    for (int j = 0; j < 4; ++j) {
+      const std::string v = p.reg('f');
+      p.op("add.rn.f32 ", v, ", %acc", 4 * i + j, ", ", (j % 2) ? b1 : b0);
+      y[j] = activate(p, act, v);
+    }
+    // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
+    const std::string w0 = p.reg('r'), w1 = p.reg('r');
+    p.op("cvt.rn.bf16x2.f32 ", w0, ", ", y[1], ", ", y[0]);
+    p.op("cvt.rn.bf16x2.f32 ", w1, ", ", y[3], ", ", y[2]);
+    p.op("st.global.b32 [", d0, "+", 16 * i, "], ", w0);
+    p.op("st.global.b32 [", d1, "+", 16 * i, "], ", w1);
+  }
+  p.op("add.u32 ", unit, ", ", unit, ", ", step);
+  p.op("bra ", unit_loop);
+}
+
+uint64_t address_of(const Tensor& t) {
+  return uint64_t(reinterpret_cast<uintptr_t>(t.storage()->handle())) +
+         uint64_t(t.offset()) * dtype_size(t.dtype());
+}
+
+}  // namespace
+
+std::string Sm90GemmConfig::name() const {
+  return "sm90_gemm_bf16_" + std::string(activation_name(act)) + "_" + std::to_string(T::kM) + "x" +
+         std::to_string(T::kN) + "x" + std::to_string(T::kK) + "_s" + std::to_string(T::kStages) +
+         (cluster > 1 ? "_c" + std::to_string(cluster) : "");
+}
+
+std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
+  if (!supported_activation(config.act))
+    fail<BackendError>(kOp, "activation ", activation_name(config.act), " is not implemented");
+  if (config.ptx_major < 8)
+    fail<BackendError>(kOp, "needs PTX ISA 8.0 or newer (wgmma, setmaxnreg), not ",
+                       config.ptx_major, ".", config.ptx_minor);
+  if (config.cluster != 1 && config.cluster != 2)
+    fail<BackendError>(kOp, "cluster size ", config.cluster, " (1 or 2 are implemented)");
+  const std::string name = config.name();
+  const std::string pa = name + "_tmap_a", pb = name + "_tmap_b", pd = name + "_d",
+                    pbias = name + "_bias", pn = name + "_n", ptn = name + "_tiles_n",
+                    pnu = name + "_num_units", pkb = name + "_k_blocks";
+
+  Ptx p;
+  Common c;
+  c.cluster = config.cluster;
+  const std::string tid = p.reg('r'), raw = p.reg('r'), up = p.reg('r'), first = p.reg('p');
+  const std::string ma = p.reg('d'), mb = p.reg('d'), tmap_a = p.reg('d'), tmap_b = p.reg('d');
+  c.smem = p.reg('r');
+  c.bar_full = p.reg('r');
+  c.bar_empty = p.reg('r');
+  c.rank = p.reg('r');
+  c.exit = p.label("exit");
+  const std::string init_done = p.label("init_done"), consumers = p.label("consumers");
+
+  p.op("mov.u32 ", tid, ", %tid.x");
+  p.op("mov.u32 ", raw, ", sm90_smem");
+  p.op("add.u32 ", up, ", ", raw, ", 1023");
+  p.op("and.b32 ", c.smem, ", ", up, ", 0xFFFFFC00");
+  p.op("add.u32 ", c.bar_full, ", ", c.smem, ", ", T::kBarrierOffset);
+  p.op("add.u32 ", c.bar_empty, ", ", c.smem, ", ", T::kBarrierOffset + 8 * T::kStages);
+  if (c.cluster > 1)
+    p.op("mov.u32 ", c.rank, ", %cluster_ctarank");
+  else
+    p.op("mov.u32 ", c.rank, ", 0");
+  // Generic addresses of the by-value tensor maps (grid constants in parameter space).
+  p.op("mov.b64 ", ma, ", ", pa);
+  p.op("cvta.param.u64 ", tmap_a, ", ", ma);
+  p.op("mov.b64 ", mb, ", ", pb);
+  p.op("cvta.param.u64 ", tmap_b, ", ", mb);
+  p.op("setp.eq.u32 ", first, ", ", tid, ", 0");
+  p.op("@!", first, " bra ", init_done);
+  for (int s = 0; s < T::kStages; ++s) {
+    p.op("mbarrier.init.shared::cta.b64 [", c.bar_full, "+", 8 * s, "], 1");
+    // Every consumer warp of every CTA that reads this CTA's stage (through multicast).
+    p.op("mbarrier.init.shared::cta.b64 [", c.bar_empty, "+", 8 * s, "], ", 8 * c.cluster);
+  }
+  // Make the initialised barriers visible to the copy engine (async proxy) and to the
+  // cluster, before any thread uses them.
+  p.op("fence.mbarrier_init.release.cluster");
+  p.op("fence.proxy.async.shared::cta");
+  p.op("prefetch.tensormap [", tmap_a, "]");
+  p.op("prefetch.tensormap [", tmap_b, "]");
+  p.place(init_done);
+  if (c.cluster > 1) {
+    // The peer's barriers must be initialised before this CTA's copies complete on them.
+    p.op("barrier.cluster.arrive.release.aligned");
+    p.op("barrier.cluster.wait.acquire.aligned");
+  } else {
+    p.op("bar.sync 0");
+  }
+
+  const std::string d_param = p.reg('d'), bias_param = p.reg('d'), d = p.reg('d'),
+                    bias = p.reg('d'), n = p.reg('r');
+  c.tiles_n = p.reg('r');
+  c.num_units = p.reg('r');
+  c.k_blocks = p.reg('r');
+  p.op("ld.param.u32 ", n, ", [", pn, "]");
+  p.op("ld.param.u32 ", c.tiles_n, ", [", ptn, "]");
+  p.op("ld.param.u32 ", c.num_units, ", [", pnu, "]");
+  p.op("ld.param.u32 ", c.k_blocks, ", [", pkb, "]");
+  {
+    const std::string wg = p.reg('r'), is_consumer = p.reg('p');
+    p.op("shr.u32 ", wg, ", ", tid, ", 7");
+    p.op("setp.ne.u32 ", is_consumer, ", ", wg, ", 0");
+    p.op("@", is_consumer, " bra ", consumers);
+  }
+  // Warpgroup 0: gives registers back, then thread 0 produces and the rest leave.
+  p.op("setmaxnreg.dec.sync.aligned.u32 ", kProducerRegs);
+  p.op("@!", first, " bra ", c.exit);
+  producer(p, c, tmap_a, tmap_b);
+
+  p.place(consumers);
+  p.op("setmaxnreg.inc.sync.aligned.u32 ", kConsumerRegs);
+  p.op("ld.param.u64 ", d_param, ", [", pd, "]");
+  p.op("ld.param.u64 ", bias_param, ", [", pbias, "]");
+  p.op("cvta.to.global.u64 ", d, ", ", d_param);
+  p.op("cvta.to.global.u64 ", bias, ", ", bias_param);
+  consumer(p, c, config.act, tid, d, bias, n);
+
+  p.place(c.exit);
+  p.op("ret");
+
+  std::ostringstream os;
+  os << "// numr sm_90a GEMM: D = " << activation_name(config.act)
+     << "(A @ B + bias), BF16 in and out, f32 accumulation and bias\n"
+     << ".version " << config.ptx_major << "." << config.ptx_minor << "\n"
+     << ".target sm_90a\n"
+     << ".address_size 64\n\n"
+     << ".extern .shared .align 1024 .b8 sm90_smem[];\n\n"
+     << ".visible .entry " << name << "(\n"
+     << "    .param .align 64 .b8 " << pa << "[128],\n"
+     << "    .param .align 64 .b8 " << pb << "[128],\n"
+     << "    .param .u64 " << pd << ",\n"
+     << "    .param .u64 " << pbias << ",\n"
+     << "    .param .u32 " << pn << ",\n"
+     << "    .param .u32 " << ptn << ",\n"
+     << "    .param .u32 " << pnu << ",\n"
+     << "    .param .u32 " << pkb << ")\n"
+     << "    .maxntid " << T::kThreads << ", 1, 1\n"
+     << "    .minnctapersm 1\n";
+  if (c.cluster > 1) os << "    .reqnctapercluster " << c.cluster << ", 1, 1\n";
+  os << "{\n" << p.declarations() << "    .reg .f32 %acc<128>;\n\n" << p.body() << "}\n";
+  return os.str();
+}
+
+bool sm90_gemm_supported(const CudaDevice& dev, std::string* reason) {
+  const DeviceProperties& props = dev.props();
+  std::string why;
+  if (props.cc_major != 9 || props.cc_minor != 0)
+    why = "needs compute capability 9.0 (sm_90a), " + props.name + " has " +
+          std::to_string(props.cc_major) + "." + std::to_string(props.cc_minor);
+  else if (props.ptx_isa_major < 8)
+    why = "the driver compiles PTX ISA up to " + props.ptx_version() + ", wgmma needs 8.0";
+  else if (!driver().tensor_map_encode_tiled)
+    why = "the driver has no cuTensorMapEncodeTiled";
+  if (reason) *reason = why;
+  return why.empty();
+}
+
+bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k) {
+  return m > 0 && n > 0 && k > 0 && m % T::kM == 0 && n % T::kN == 0 && k % T::kK == 0 &&
+         m / T::kM * (n / T::kN) <= int64_t(UINT32_MAX) && n <= int64_t(UINT32_MAX) &&
+         m <= int64_t(INT32_MAX) && k <= int64_t(INT32_MAX);
+}
+
+void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtensorMap& map_b) {
+  const Driver& drv = driver();
+  if (!drv.tensor_map_encode_tiled)
+    fail<BackendUnavailable>(kOp, "the driver has no cuTensorMapEncodeTiled");
+  const uint32_t unit[2] = {1, 1};
+  auto encode = [&](CUtensorMap& map, uint64_t addr, uint64_t inner, uint64_t outer,
+                    uint32_t box_inner, uint32_t box_outer, const char* what) {
+    const uint64_t dims[2] = {inner, outer};
+    const uint64_t strides[1] = {inner * 2};  // bytes between rows
+    const uint32_t box[2] = {box_inner, box_outer};
+    const CUresult r = drv.tensor_map_encode_tiled(
+        &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(uintptr_t(addr)), dims,
+        strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+      fail<BackendError>(kOp, "cuTensorMapEncodeTiled (", what, ": dims {", inner, ", ", outer,
+                         "}, box {", box_inner, ", ", box_outer, "}): ", error_text(drv, r));
+  };
+  encode(map_a, args.a, uint64_t(args.k), uint64_t(args.m), T::kK, T::kM, "A");
+  encode(map_b, args.b, uint64_t(args.n), uint64_t(args.k), 64, T::kK, "B");
+}
+
+int sm90_gemm_cluster(const Sm90GemmArgs& args) {
+  if (args.cluster == 1 || args.cluster == 2) return args.cluster;
+  return args.m % (2 * T::kM) == 0 ? 2 : 1;
+}
+
+void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
+  std::string why;
+  if (!sm90_gemm_supported(dev, &why)) fail<BackendUnavailable>(kOp, why);
+  if (!supported_activation(args.act))
+    fail<BackendLimitation>(kOp, "activation ", activation_name(args.act), " is not implemented");
+  if (!sm90_gemm_shape_ok(args.m, args.n, args.k))
+    fail<BackendLimitation>(kOp, "[", args.m, ", ", args.k, "] @ [", args.k, ", ", args.n,
+                            "]: needs m % ", T::kM, " == 0, n % ", T::kN, " == 0, k % ", T::kK,
+                            " == 0");
+  const int cluster = sm90_gemm_cluster(args);
+  if (args.cluster < 0 || args.cluster > 2 || args.m % (cluster * T::kM) != 0)
+    fail<BackendLimitation>(kOp, "cluster ", args.cluster, " with m = ", args.m,
+                            " (clusters of 2 need m % ", 2 * T::kM, " == 0)");
+  for (const uint64_t addr : {args.a, args.b, args.bias, args.d})
+    if (addr % 16 != 0) fail<InvalidArgument>(kOp, "operand addresses must be 16-byte aligned");
+
+  CUtensorMap map_a{}, map_b{};
+  sm90_gemm_tensor_maps(args, map_a, map_b);
+
+  const Sm90GemmConfig config{.act = args.act,
+                              .cluster = cluster,
+                              .ptx_major = dev.props().ptx_isa_major,
+                              .ptx_minor = dev.props().ptx_isa_minor};
+  const std::string name = config.name();
+  const CUfunction f = dev.kernels().get_or_build(name + "_isa" + dev.props().ptx_version(), [&] {
+    return GeneratedKernel{name, sm90_gemm_ptx(config)};
+  });
+
+  // Work units: `cluster` tiles stacked along M (sm90_gemm.h).
+  const uint32_t tiles_n = uint32_t(args.n / T::kN);
+  const uint32_t units = uint32_t(args.m / (T::kM * cluster)) * tiles_n;
+  const uint32_t k_blocks = uint32_t(args.k / T::kK);
+  const uint32_t n = uint32_t(args.n);
+  int64_t clusters = std::min<int64_t>(units, dev.props().sm_count / cluster);
+  if (args.max_ctas > 0)
+    clusters = std::min<int64_t>(clusters, std::max(1, args.max_ctas / cluster));
+  const LaunchConfig cfg{.grid = {unsigned(clusters * cluster), 1, 1},
+                         .block = {unsigned(T::kThreads), 1, 1},
+                         .shared_bytes = unsigned(T::kSharedBytes)};
+  launch_kernel(dev, f, cfg, name, map_a, map_b, args.d, args.bias, n, tiles_n, units, k_blocks);
+}
+
+Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act,
+                          int max_ctas, int cluster) {
+  if (a.dim() != 2 || b.dim() != 2 || bias.dim() != 1)
+    fail<InvalidArgument>(kOp, "needs a [m, k], b [k, n] and bias [n]");
+  if (a.dtype() != DType::BF16 || b.dtype() != DType::BF16 || bias.dtype() != DType::F32)
+    fail<DTypeMismatch>(kOp, "needs BF16 a and b and an F32 bias");
+  const Device dev = a.device();
+  if (dev.type != DeviceType::Cuda || b.device() != dev || bias.device() != dev)
+    fail<DeviceMismatch>(kOp, "needs every operand on one CUDA device");
+  if (!a.is_contiguous() || !b.is_contiguous() || !bias.is_contiguous())
+    fail<NotContiguous>(kOp, "needs contiguous operands");
+  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  if (b.shape()[0] != k || bias.shape()[0] != n)
+    fail<ShapeMismatch>(kOp, "[", m, ", ", k, "] @ [", b.shape()[0], ", ", n, "] + [",
+                        bias.shape()[0], "]");
+  Tensor out = Tensor::empty({m, n}, DType::BF16, dev);
+  sm90_gemm_bias_act(cuda_device(dev.index), Sm90GemmArgs{.a = address_of(a),
+                                                          .b = address_of(b),
+                                                          .bias = address_of(bias),
+                                                          .d = address_of(out),
+                                                          .m = m,
+                                                          .n = n,
+                                                          .k = k,
+                                                          .act = act,
+                                                          .max_ctas = max_ctas,
+                                                          .cluster = cluster});
+  return out;
+}
+
+}  // namespace numr::cuda
