@@ -5,6 +5,7 @@
 //   numr_gpu_bench [--reps 20] [--rounds 7] [--only substring[,substring...]]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,7 +97,10 @@ void run(const Options& o, Device dev) {
         std::tuple{DType::BF16, "bf16", false}}) {
     set_allow_tf32(tf32);
     const std::string t = tag;
-    Tensor x = randn({m, k}, dt, dev, gen), w = randn({k, nn}, dt, dev, gen);
+    // Weights scaled by 1/sqrt(k), as initialised in practice: the products are about as
+    // large as the bias, where the activations are neither linear nor flat.
+    Tensor x = randn({m, k}, dt, dev, gen);
+    Tensor w = (randn({k, nn}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(k)))).cast(dt);
     Tensor bias = randn({nn}, dt, dev, gen), g = randn({m, nn}, dt, dev, gen);
     report(o, dev, "matmul_" + t + shape, [&] { (void)matmul(x, w); });
     report(o, dev, "linear_bias_" + t + shape,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Packs numr's test program (and the GPU benchmark once built), the library and every
-# shared library they load beyond glibc into one compressed archive, so they run on a GPU
-# machine that has a driver but none of the build dependencies.
+# Packs numr's test program (and the GPU benchmark, the sm_90 GEMM probe and the demo once
+# built), the library and every shared library they load beyond glibc into one compressed
+# archive, so they run on a GPU machine that has a driver but none of the build dependencies.
 #   scripts/make-gpu-bundle.sh [build-dir] [archive]   (defaults: build/release, .gpu/bundle.tar.xz)
 # On the GPU machine: mkdir b && tar -xJf bundle.tar.xz -C b &&
 #   LD_LIBRARY_PATH=b/lib b/bin/numr_tests
@@ -14,7 +14,7 @@ cmake --build "$build"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for program in tests/numr_tests bench/numr_gpu_bench examples/numr_demo; do
+for program in tests/numr_tests bench/numr_gpu_bench bench/numr_sm90_gemm_probe examples/numr_demo; do
   [[ -x "$build/$program" ]] && cp "$build/$program" "$stage/bin/"
 done
 # Everything the programs resolve, except glibc's own libraries (the target has its own).

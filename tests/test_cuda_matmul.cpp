@@ -17,8 +17,10 @@
 #include "backends/cuda/context.h"
 #include "backends/cuda/gemm_epilogue_chunks.h"
 #include "backends/cuda/gemm_epilogue_forms.h"
+#include "backends/cuda/gemm_epilogue_own.h"
 #include "backends/cuda/kernel_catalog.h"
 #include "backends/cuda/matmul_plan.h"
+#include "backends/cuda/sm90_gemm.h"
 #include "core/backend.h"
 #include "numr/numr.h"
 #include "support/cuda_test.h"
@@ -751,6 +753,40 @@ TEST(CudaMatmul, StagedF16AndBf16EpiloguesMatchCpu) {
   check_epilogues(DType::F16, epilogue_cases()[2], false);
   check_epilogues(DType::BF16, epilogue_cases()[0], true);
   check_epilogues(DType::F16, epilogue_cases()[3], true);
+}
+
+// Shapes numr's own sm_90 GEMM takes (gemm_epilogue_own.h): 2-D, a stack of items on one
+// shared b, per-item b (which it leaves to cuBLASLt), and a bias cancelling the product.
+// On a GPU of compute capability 9.0 the eligible calls must run there and give the staged
+// path's results bit for bit; elsewhere they must not run there.
+TEST(CudaMatmul, OwnGemmEpilogueMatchesCpuAndStagedPath) {
+  REQUIRE_CUDA();
+  const std::vector<EpilogueCase> cases = {{{256, 128}, {128, 256}, 256},
+                                           {{2, 128, 64}, {64, 512}, 512},
+                                           {{2, 128, 64}, {2, 64, 256}, 256}};
+  for (const EpilogueCase& c : cases) check_epilogues(DType::BF16, c, false);
+  check_bias_cancelling(256, 64, 256);
+
+  const bool sm90 = cu::sm90_gemm_supported(cu::cuda_device(0));
+  const Tensor a = uniform({512, 192}, DType::BF16, 40).to(kGpu);
+  const Tensor b = uniform({192, 768}, DType::BF16, 41).to(kGpu);
+  const Tensor bias = uniform({768}, DType::BF16, 42).to(kGpu);
+  for (Activation act : kActs) {
+    const int64_t before = cu::own_gemm_epilogue_calls();
+    const Tensor own = matmul_bias_activation(a, b, bias, act);
+    const bool took = cu::own_gemm_epilogue_calls() > before;
+    const bool eligible = act == Activation::None || act == Activation::Relu ||
+                          act == Activation::Gelu || act == Activation::Silu;
+    EXPECT_EQ(took, sm90 && eligible) << activation_name(act);
+    cu::set_own_gemm_epilogue_for_testing(false);
+    const Tensor staged = matmul_bias_activation(a, b, bias, act);
+    cu::set_own_gemm_epilogue_for_testing(true);
+    const std::vector<float> x = own.cast(DType::F32).to_vector<float>(),
+                             y = staged.cast(DType::F32).to_vector<float>();
+    size_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i) differ += x[i] != y[i];
+    EXPECT_EQ(differ, 0u) << activation_name(act) << ": elements that differ of " << x.size();
+  }
 }
 
 // cuBLASLt's GELU is not accurate enough for these; numr's pass is.

@@ -740,7 +740,25 @@ NUMR_SAME_VALUE(CUBLASLT_EPILOGUE_DGELU);
 NUMR_SAME_VALUE(CUBLASLT_EPILOGUE_DGELU_BGRAD);
 NUMR_SAME_VALUE(CUBLASLT_EPILOGUE_BGRADA);
 NUMR_SAME_VALUE(CUBLASLT_EPILOGUE_BGRADB);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_UINT8);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_INTERLEAVE_NONE);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_NONE);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_32B);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_64B);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_128B);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_NONE);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_64B);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+NUMR_SAME_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
 #undef NUMR_SAME_VALUE
+// The tensor map's opaque words: as many as cuda.h's CU_TENSOR_MAP_NUM_QWORDS.
+static_assert(sizeof(cu::CUtensorMap::opaque) == CU_TENSOR_MAP_NUM_QWORDS * sizeof(uint64_t),
+              "CUtensorMap::opaque");
 
 // Types: sizes and alignments (enums included: they are passed by value).
 #define NUMR_SAME_TYPE(ours, theirs)                                                            \
@@ -768,6 +786,12 @@ NUMR_SAME_TYPE(cublasLtMatrixLayoutOpaque_t, cublasLtMatrixLayoutOpaque_t);
 NUMR_SAME_TYPE(cublasLtMatmulDescOpaque_t, cublasLtMatmulDescOpaque_t);
 NUMR_SAME_TYPE(cublasLtMatmulPreferenceOpaque_t, cublasLtMatmulPreferenceOpaque_t);
 NUMR_SAME_TYPE(cublasLtMatmulHeuristicResult_t, cublasLtMatmulHeuristicResult_t);
+NUMR_SAME_TYPE(CUtensorMap, CUtensorMap);
+NUMR_SAME_TYPE(CUtensorMapDataType, CUtensorMapDataType);
+NUMR_SAME_TYPE(CUtensorMapInterleave, CUtensorMapInterleave);
+NUMR_SAME_TYPE(CUtensorMapSwizzle, CUtensorMapSwizzle);
+NUMR_SAME_TYPE(CUtensorMapL2promotion, CUtensorMapL2promotion);
+NUMR_SAME_TYPE(CUtensorMapFloatOOBfill, CUtensorMapFloatOOBfill);
 #undef NUMR_SAME_TYPE
 
 #define NUMR_SAME_OFFSET(type, field) \
@@ -846,6 +870,7 @@ NUMR_SAME_FN(PfnEventRecord, cuEventRecord);
 NUMR_SAME_FN(PfnEventSynchronize, cuEventSynchronize);
 NUMR_SAME_FN(PfnEventElapsedTime, cuEventElapsedTime);
 NUMR_SAME_FN(PfnEventDestroy, cuEventDestroy);
+NUMR_SAME_FN(PfnTensorMapEncodeTiled, cuTensorMapEncodeTiled);
 NUMR_SAME_FN(PfnLtCreate, cublasLtCreate);
 NUMR_SAME_FN(PfnLtDestroy, cublasLtDestroy);
 NUMR_SAME_FN(PfnLtGetVersion, cublasLtGetVersion);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <tuple>
 
 #include "backends/cuda/sm90_gemm.h"
 #include "numr/error.h"
@@ -53,12 +54,11 @@ long number_after(const std::string& text, const std::string& pattern) {
   return std::stol(m[1].str());
 }
 
-void expect_assembles(Activation act, int cluster, int ptx_major, int ptx_minor) {
+void expect_assembles(Sm90GemmConfig config) {
   if (!numr::test::find_ptxas())
     GTEST_SKIP() << "ptxas not found (set NUMR_PTXAS, put it on PATH, or install it in "
                     "/usr/local/cuda/bin)";
-  const Sm90GemmConfig config{
-      .act = act, .cluster = cluster, .ptx_major = ptx_major, .ptx_minor = ptx_minor};
+  const int ptx_major = config.ptx_major, ptx_minor = config.ptx_minor;
   const std::string ptx = sm90_gemm_ptx(config);
   EXPECT_NE(ptx.find(".target sm_90a\n"), std::string::npos);
   EXPECT_NE(
@@ -89,16 +89,35 @@ void expect_assembles(Activation act, int cluster, int ptx_major, int ptx_minor)
 
 TEST(Sm90GemmPtx, AssemblesForSm90aWithoutSpills) {
   for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
-    for (int cluster : {1, 2}) {
-      expect_assembles(act, cluster, 8, 0);
-      expect_assembles(act, cluster, 8, 7);
-    }
+    for (int cluster : {1, 2})
+      for (const auto& [isa_minor, schedule, stages, group] :
+           {std::tuple{0, Sm90Schedule::PingPong, 0, 16},
+            std::tuple{7, Sm90Schedule::PingPong, 7, 0},
+            std::tuple{7, Sm90Schedule::Cooperative, 0, 8},
+            std::tuple{0, Sm90Schedule::Cooperative, 0, 0}})
+        expect_assembles(Sm90GemmConfig{.act = act,
+                                        .cluster = cluster,
+                                        .ptx_major = 8,
+                                        .ptx_minor = isa_minor,
+                                        .schedule = schedule,
+                                        .stages = stages,
+                                        .group_rows = group});
 }
 
 TEST(Sm90GemmPtx, NamesAndRefusals) {
-  EXPECT_EQ(Sm90GemmConfig{.act = Activation::Gelu}.name(), "sm90_gemm_bf16_gelu_128x256x64_s4");
+  EXPECT_EQ(Sm90GemmConfig{.act = Activation::Gelu}.name(),
+            "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16");
   EXPECT_EQ((Sm90GemmConfig{.act = Activation::Silu, .cluster = 2}.name()),
-            "sm90_gemm_bf16_silu_128x256x64_s4_c2");
+            "sm90_gemm_bf16_silu_pp128x128x64_s6_g16_c2");
+  EXPECT_EQ((Sm90GemmConfig{
+                .act = Activation::Relu, .schedule = Sm90Schedule::Cooperative, .group_rows = 0}
+                 .name()),
+            "sm90_gemm_bf16_relu_128x256x64_s4");
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.group_rows = -1}), BackendError);
+  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{}).shared_bytes, 6 * 32768 + 2 * 6 * 8 + 1024);
+  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.schedule = Sm90Schedule::Cooperative}).stage_bytes,
+            49152);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.stages = 8}), BackendError);
   EXPECT_NE(sm90_gemm_ptx(Sm90GemmConfig{.cluster = 2}).find(".reqnctapercluster 2, 1, 1"),
             std::string::npos);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.cluster = 4}), BackendError);

@@ -71,7 +71,9 @@ def cases():
     for dt, tag, tf32 in ((torch.float32, "f32", False), (torch.float32, "tf32", True),
                           (torch.bfloat16, "bf16", False)):
         torch.backends.cuda.matmul.allow_tf32 = tf32
-        x, w, bias = rnd(m, k, dtype=dt), rnd(k, nn, dtype=dt), rnd(nn, dtype=dt)
+        # Weights scaled by 1/sqrt(k), as initialised in practice (numr_gpu_bench does the same).
+        x, bias = rnd(m, k, dtype=dt), rnd(nn, dtype=dt)
+        w = (torch.randn(k, nn, device=dev, generator=g, dtype=torch.float32) / k ** 0.5).to(dt)
         yield f"matmul_{tag}_{m}x{k}x{nn}", lambda x=x, w=w: x @ w
         yield f"linear_bias_{tag}_{m}x{k}x{nn}", lambda x=x, w=w, bias=bias: torch.addmm(bias, x, w)
         yield f"linear_gelu_{tag}_{m}x{k}x{nn}", \

@@ -27,6 +27,9 @@
 //                                   in f32, one rounding per stored value. That costs the
 //                                   f32 product's write and read (8 bytes per output beyond
 //                                   the 2 of the result).
+// Before all of these, BF16 calls the own GEMM takes (gemm_epilogue_own.h: sm_90, no kept
+// pre-activation or residual, None/Relu/Gelu/Silu, tiled shapes) run there: the epilogue
+// on the accumulators in registers, with neither the f32 staging nor the pass.
 // Fallbacks: when cuBLASLt has no algorithm for a direct form (e.g. an epilogue a dtype
 // lacks), the next is tried, finally no epilogue with the bias added by the pass. Every
 // path is tried once more with a and b copied into dense, aligned buffers (misaligned
@@ -39,6 +42,7 @@
 #include "backends/cuda/gemm_epilogue_chunks.h"
 #include "backends/cuda/gemm_epilogue_forms.h"
 #include "backends/cuda/gemm_epilogue_kernel.h"
+#include "backends/cuda/gemm_epilogue_own.h"
 #include "backends/cuda/matmul_plan.h"
 #include "backends/cuda/ops.h"
 #include "numr/error.h"
@@ -160,6 +164,8 @@ void run_matmul_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
            args);
     return;
   }
+
+  if (try_own_gemm_epilogue(dev, call)) return;
 
   const std::vector<EpilogueForm> forms =
       direct_epilogue_forms(dt, call.act, call.has_pre, call.has_residual);

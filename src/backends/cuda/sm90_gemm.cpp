@@ -5,11 +5,17 @@
 // control flow (one thread of the producer warpgroup runs a loop the others skip) is what
 // the builder's barrier check is made to reject.
 //
-// Shared memory (dynamic, base rounded up to 1024 bytes; offsets from there):
-//   [0, 64 Ki)          A stages: 4 x 16 KiB, stage s at s * 16 Ki
-//   [64 Ki, 192 Ki)     B stages: 4 x 32 KiB, stage s at 64 Ki + s * 32 Ki
-//   [192 Ki, +32)       full[0..3]  mbarriers (8 bytes each)
-//   [192 Ki + 32, +32)  empty[0..3] mbarriers
+// Schedules. Cooperative: both consumer warpgroups on one tile of 128 x 256, warpgroup w
+// on rows 64w..64w+63 with m64n256k16, 4 stages of 48 KiB. Ping-pong (the default): each
+// consumer warpgroup on its own tile of 128 x 128, with two m64n128k16 per k16 step (rows
+// 0..63 into acc0..63, rows 64..127 into acc64..127), 6 stages of 32 KiB; the warpgroups
+// take the CTA's tiles in turn (sm90_gemm.h's numbers for the trade: ping-pong hides the
+// epilogue but loads A and B for half as many outputs per stage).
+//
+// Shared memory (dynamic, base rounded up to 1024 bytes; offsets from there), S stages:
+//   [0, S * 16 Ki)      A stages: stage s at s * 16 Ki
+//   [S * 16 Ki, ...)    B stages: stage s at S * 16 Ki + s * (B stage bytes)
+//   then full[0..S-1] and empty[0..S-1] mbarriers (8 bytes each)
 //
 // Layouts (both written by the bulk tensor copies with CU_TENSOR_MAP_SWIZZLE_128B):
 //  - A stage: 128 rows (m) of 64 BF16 (k) = 128 bytes per row, row r at r * 128; within
@@ -19,62 +25,77 @@
 //    for swizzled K-major layouts (set to 1, i.e. 16 bytes), and the k-th group of 16 K
 //    values (32 bytes) starts 32 * k bytes into the rows: the descriptor's start address
 //    advances by 32 bytes per k16 step, and the hardware applies the swizzle to the
-//    address it forms (which is why the tile must sit on a 1024-byte boundary).
-//    Consumer warpgroup w reads rows 64w..64w+63: start + 8 KiB * w.
-//  - B stage: four column blocks of 64 n (128 bytes, the most one 128-byte-swizzled box
-//    holds), block j at j * 8 KiB; each block is 64 rows (k) of 128 bytes, swizzled as
+//    address it forms (which is why the tile must sit on a 1024-byte boundary). Rows
+//    64..127 start 8 KiB in.
+//  - B stage: tile_n / 64 column blocks of 64 n (128 bytes, the most one 128-byte-swizzled
+//    box holds), block j at j * 8 KiB; each block is 64 rows (k) of 128 bytes, swizzled as
 //    above. For wgmma B is K x N and here N is contiguous ("MN-major", the transpose bit
 //    set). In the MN-major 128-byte-swizzled canonical layout, an atom is 64 n x 8 k
 //    (1024 bytes, one 128-byte row per k); the leading byte offset is the distance between
 //    atoms along N (the next 64 columns: 8 KiB) and the stride byte offset the distance
-//    between atoms along K (the next 8 rows: 1024 bytes). One m64n256k16 reads 4 atoms
+//    between atoms along K (the next 8 rows: 1024 bytes). One m64nNk16 reads N / 64 atoms
 //    along N and 2 along K; the k-th k16 step starts 16 rows (2048 bytes) further.
 //
 // Descriptor (64 bits): bits 0-13 start address >> 4, 16-29 leading byte offset >> 4,
 // 32-45 stride byte offset >> 4, 49-51 base offset (0: every tile is 1024-byte aligned),
 // 62-63 swizzle mode (1 = 128-byte).
 //
-// Accumulators of m64n256k16 (f32): thread t of the warpgroup, warp w = t / 32, lane l,
-// holds d[4i + j], i = 0..31: row 16w + l/4 (+8 for j = 2, 3), column 8i + 2(l%4) (+1 for
-// j = 1, 3).
+// Accumulators of m64nNk16 (f32): thread t of the warpgroup, warp w = t / 32, lane l,
+// holds d[4i + j], i = 0..N/8-1: row 16w + l/4 (+8 for j = 2, 3), column 8i + 2(l%4) (+1
+// for j = 1, 3).
 //
 // Work: the grid is persistent, one CTA per SM. A work unit is `cluster` tiles stacked
-// along M (N fastest across units); the CTA of rank r in its cluster takes tile r of each
-// unit its cluster takes (units c, c + clusters, ...). Both CTAs of a cluster of 2 need
-// the same B tile: each loads two of its four 64-column boxes with a multicast copy that
-// writes them into both CTAs' stage and completes their bytes on both CTAs' full[s].
+// along M; the CTA of rank r in its cluster takes tile r of each unit its cluster takes
+// (units c, c + clusters, ...). Units are numbered in groups of group_rows unit rows (all
+// columns of the group, M fastest inside it), so that the ~132 tiles in flight cover a few
+// column blocks of B rather than all of them (8192 x 8192 x 8192 ping-pong: 0.96 instead of
+// 1.18 of the matmul's time). Both CTAs of a cluster of 2 need the same B tile: each loads
+// half of its 64-column boxes with a multicast copy that writes them into both CTAs' stage
+// and completes their bytes on both CTAs' full[s].
 //
 // Pipeline and phases: stage s and its parity advance together in both roles, over every
 // (unit, k block) the CTA handles in order, so they stay in step across tiles:
-// stage = (stage + 1) % 4, and the parity flips when stage wraps to 0. The consumers wait
+// stage = (stage + 1) % S, and the parity flips when stage wraps to 0. The consumers wait
 // on full[s] for parity `phase`; the producer waits on empty[s] for parity `phase ^ 1`,
 // which a freshly initialised barrier reports complete, so the first round of the ring
-// does not wait. A consumer warp arrives on empty[s] (count 8 per CTA of the cluster:
-// 2 warpgroups x 4 warps) once wgmma.wait_group has reported the group reading stage s
-// complete: the groups of k block kb-1 after the commit of k block kb (wait_group 1), the
-// last one after the K loop (wait_group 0), before the epilogue. With clusters of 2 each
-// consumer warp arrives on both CTAs' empty[s] (the peer's through mapa), since either
-// CTA's next copies write into both; a peer's copies for the next round of stage s can so
-// only start after this CTA's consumers have waited on full[s], and its bytes can land
-// before this CTA's expect_tx (the transaction count goes negative meanwhile, which the
-// mbarrier allows; the phase cannot complete before the local arrival). At the end the
-// producer thread waits for the last release of every stage, so that no peer arrives on
-// the barriers of a CTA that has exited; a cluster barrier after the mbarrier
-// initialisation keeps the peer's copies from completing on barriers not yet initialised.
+// does not wait. A consumer warp arrives on empty[s] (count 4 per reading warpgroup per CTA
+// of the cluster: 8 cooperative, 4 ping-pong) once wgmma.wait_group has reported the group
+// reading stage s complete: the groups of k block kb-1 after the commit of k block kb
+// (wait_group 1), the last one after the K loop (wait_group 0), before the epilogue. With
+// clusters of 2 each consumer warp arrives on both CTAs' empty[s] (the peer's through
+// mapa), since either CTA's next copies write into both; a peer's copies for the next
+// round of stage s can so only start after this CTA's consumers have waited on full[s],
+// and its bytes can land before this CTA's expect_tx (the transaction count goes negative
+// meanwhile, which the mbarrier allows; the phase cannot complete before the local
+// arrival). At the end the producer thread waits for the last release of every stage, so
+// that no peer arrives on the barriers of a CTA that has exited; a cluster barrier after
+// the mbarrier initialisation keeps the peer's copies from completing on barriers not yet
+// initialised.
+//
+// Ping-pong turns: warpgroup cw takes the CTA's units cw, cw + 2, ... and, after each of
+// its tiles, moves its stage and phase on by the other warpgroup's k blocks (k_blocks
+// stages). Parity alone would let a warpgroup that runs a whole tile ahead mistake an old
+// phase of full[s] for the one it needs, so the main loops take turns through two named
+// barriers of 256 threads (id 1: warpgroup 0 may start its next tile, id 2: warpgroup 1
+// may): a warpgroup arrives (bar.arrive) on the other's once it has waited on the last full
+// barrier of its tile, and waits (bar.sync) on its own before every tile but warpgroup 0's
+// first. It then runs its epilogue while the other's products run.
 //
 // Epilogue: in registers, v = acc + bias (f32), act(v) in f32, cvt.rn.bf16x2.f32 per
-// column pair, 32-bit global stores (a warp's store covers 8 rows x 16 bytes). A TMA store
-// (stmatrix into a swizzled shared tile, fence.proxy.async, cp.async.bulk.tensor from
-// shared to global) would write whole 128-byte lines and free the consumers sooner; the
-// next tile's loads already overlap the epilogue, since every stage is released before it,
-// but the tensor cores wait for it: both consumer warpgroups finish a tile together (a
-// "ping-pong" schedule, each warpgroup on its own tile, would hide one's epilogue under the
-// other's products).
+// column pair; then the four lanes of a quad, which hold one row's columns 2 apiece in each
+// block of 8, transpose 4 x 4 words through two butterfly shuffle rounds, so that each lane
+// holds 8 consecutive columns and stores them with one 16-byte st.global.v4 (a warp's
+// store covers 8 rows x 64 bytes: whole 32-byte sectors; the first version's 4-byte stores
+// took the cooperative kernel from 1.01 to 1.11 of the matmul's time at 8192 x 4096 x
+// 4096). A TMA store (stmatrix into a swizzled shared tile, fence.proxy.async,
+// cp.async.bulk.tensor from shared to global) would cut the exchange and the store
+// instructions further.
 #include "backends/cuda/sm90_gemm.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <functional>
 #include <sstream>
 
 #include "backends/cuda/context.h"
@@ -90,8 +111,11 @@ constexpr const char* kOp = "sm90_gemm";
 using T = Sm90GemmTile;
 
 static_assert(T::kK * 2 == 128, "one stage row of A is one 128-byte swizzle row");
-static_assert(T::kM == 2 * 64 && T::kN == 256, "two m64n256 consumer warpgroups");
-static_assert(T::kBarrierOffset % 1024 == 0);
+static_assert(T::kM == 2 * 64, "two m64 row blocks per CTA tile");
+
+// Dynamic shared memory a block may opt into on sm_90 (227 KiB).
+constexpr int kSharedLimit = 232448;
+constexpr int kABytes = T::kM * T::kK * 2;  // one A stage: 128 rows of 128 bytes
 
 // Register counts: the producer needs few, the consumers 128 accumulators and the rest.
 // 128 * 40 + 256 * 232 = 64512 <= 65536 registers of an SM.
@@ -199,16 +223,46 @@ bool supported_activation(Activation act) {
          act == Activation::Silu;
 }
 
-// The accumulator operand list "{%acc0, ..., %acc127}".
-std::string accumulator_list() {
+// The accumulator operand list "{%acc<first>, ..., %acc<first + count - 1>}".
+std::string accumulator_list(int first, int count) {
   std::string s = "{";
-  for (int i = 0; i < 128; ++i) s += (i ? ", %acc" : "%acc") + std::to_string(i);
+  for (int i = first; i < first + count; ++i)
+    s += (i > first ? ", %acc" : "%acc") + std::to_string(i);
   return s + "}";
+}
+
+// The kernel's shape for a configuration.
+struct Layout {
+  bool pingpong = false;
+  int tile_n = 256;     // columns of one consumer tile
+  int stages = 4;       // ring depth
+  int b_bytes = 0;      // one B stage: 64 rows (k) of tile_n BF16
+  int stage_bytes = 0;  // A + B
+  int barrier_offset = 0;
+  int shared_bytes = 0;
+  int readers = 2;  // consumer warpgroups that read each stage
+};
+
+Layout layout_of(const Sm90GemmConfig& config) {
+  Layout l;
+  l.pingpong = config.schedule == Sm90Schedule::PingPong;
+  l.tile_n = l.pingpong ? 128 : 256;
+  l.stages = config.stages > 0 ? config.stages : (l.pingpong ? 6 : 4);
+  l.b_bytes = T::kK * l.tile_n * 2;
+  l.stage_bytes = kABytes + l.b_bytes;
+  // A stages, then B stages, then full[] and empty[]; 1 KiB more so the kernel can round
+  // the dynamic shared base up to the 1024-byte alignment the 128-byte swizzle needs.
+  l.barrier_offset = l.stages * l.stage_bytes;
+  l.shared_bytes = l.barrier_offset + 2 * l.stages * 8 + 1024;
+  l.readers = l.pingpong ? 1 : 2;
+  return l;
 }
 
 // Registers and settings both roles use.
 struct Common {
+  Layout l;
   int cluster = 1;                  // CTAs per cluster: 1, or 2 sharing B through multicast copies
+  int group_rows = 0;               // tile order: 0 N fastest, else groups of this many unit rows
   std::string smem;                 // u32: the 1024-byte aligned dynamic shared base
   std::string bar_full, bar_empty;  // u32: full[0], empty[0]
   std::string rank;                 // u32: %cluster_ctarank (0 when cluster == 1)
@@ -222,7 +276,8 @@ struct Common {
 // wgmma.wait_group, before the arrival) against the copy engine's next writes into it, and
 // no ordinary memory accesses. (`.acquire.cluster` here and `.release.cluster` on the
 // remote arrival cost an L1 invalidation and a GPU-wide memory barrier each, which made the
-// cluster kernel 40% slower.)
+// cluster kernel 40% slower.) A parity names a phase only among the two nearest ones: the
+// waiter must never be more than one phase ahead of the barrier.
 void wait_parity(Ptx& p, const std::string& bar, const std::string& parity,
                  const std::string& hint) {
   const std::string again = p.label(hint), done = p.reg('p');
@@ -231,11 +286,11 @@ void wait_parity(Ptx& p, const std::string& bar, const std::string& parity,
   p.op("@!", done, " bra ", again);
 }
 
-// stage = (stage + 1) % kStages; phase ^= 1 when it wraps.
-void advance(Ptx& p, const std::string& stage, const std::string& phase) {
+// stage = (stage + 1) % stages; phase ^= 1 when it wraps.
+void advance(Ptx& p, int stages, const std::string& stage, const std::string& phase) {
   const std::string wrap = p.reg('p');
   p.op("add.u32 ", stage, ", ", stage, ", 1");
-  p.op("setp.eq.u32 ", wrap, ", ", stage, ", ", T::kStages);
+  p.op("setp.eq.u32 ", wrap, ", ", stage, ", ", stages);
   p.op("@", wrap, " mov.u32 ", stage, ", 0");
   p.op("@", wrap, " xor.b32 ", phase, ", ", phase, ", 1");
 }
@@ -250,10 +305,30 @@ void first_unit(Ptx& p, const Common& c, const std::string& unit, const std::str
 
 void tile_coords(Ptx& p, const Common& c, const std::string& unit, const std::string& m_blk,
                  const std::string& n_blk) {
-  const std::string mu = p.reg('r'), t = p.reg('r');
-  p.op("div.u32 ", mu, ", ", unit, ", ", c.tiles_n);
-  p.op("mul.lo.u32 ", t, ", ", mu, ", ", c.tiles_n);
-  p.op("sub.u32 ", n_blk, ", ", unit, ", ", t);
+  const std::string mu = p.reg('r');
+  if (c.group_rows == 0) {
+    const std::string t = p.reg('r');
+    p.op("div.u32 ", mu, ", ", unit, ", ", c.tiles_n);
+    p.op("mul.lo.u32 ", t, ", ", mu, ", ", c.tiles_n);
+    p.op("sub.u32 ", n_blk, ", ", unit, ", ", t);
+  } else {
+    // Groups of group_rows unit rows (fewer in the last group), M fastest inside a group.
+    const int g = c.group_rows;
+    const std::string rows_m = p.reg('r'), per_group = p.reg('r'), grp = p.reg('r'), t = p.reg('r'),
+                      within = p.reg('r'), row0 = p.reg('r'), left = p.reg('r'), rows = p.reg('r'),
+                      r = p.reg('r');
+    p.op("div.u32 ", rows_m, ", ", c.num_units, ", ", c.tiles_n);
+    p.op("mul.lo.u32 ", per_group, ", ", c.tiles_n, ", ", g);
+    p.op("div.u32 ", grp, ", ", unit, ", ", per_group);
+    p.op("mul.lo.u32 ", t, ", ", grp, ", ", per_group);
+    p.op("sub.u32 ", within, ", ", unit, ", ", t);
+    p.op("mul.lo.u32 ", row0, ", ", grp, ", ", g);
+    p.op("sub.u32 ", left, ", ", rows_m, ", ", row0);
+    p.op("min.u32 ", rows, ", ", left, ", ", g);
+    p.op("rem.u32 ", r, ", ", within, ", ", rows);
+    p.op("div.u32 ", n_blk, ", ", within, ", ", rows);
+    p.op("add.u32 ", mu, ", ", row0, ", ", r);
+  }
   if (c.cluster > 1) {
     const std::string base = p.reg('r');
     p.op("mul.lo.u32 ", base, ", ", mu, ", ", c.cluster);
@@ -263,7 +338,10 @@ void tile_coords(Ptx& p, const Common& c, const std::string& unit, const std::st
   }
 }
 
+int log2_of(int v) { return std::countr_zero(unsigned(v)); }
+
 void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::string& tmap_b) {
+  const Layout& l = c.l;
   p.comment("producer: one thread issues the copies of every (tile, k block) of this CTA");
   const std::string unit = p.reg('r'), step = p.reg('r'), stage = p.reg('r'), phase = p.reg('r');
   const std::string kb = p.reg('r'), m_blk = p.reg('r'), n_blk = p.reg('r'), m0 = p.reg('r'),
@@ -286,8 +364,8 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
     p.op("@", done, " bra ", done_label);
   }
   tile_coords(p, c, unit, m_blk, n_blk);
-  p.op("shl.b32 ", m0, ", ", m_blk, ", 7");  // * 128
-  p.op("shl.b32 ", n0, ", ", n_blk, ", 8");  // * 256
+  p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
+  p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
   p.op("mov.u32 ", kb, ", 0");
   p.place(k_loop);
   {
@@ -299,21 +377,21 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
     // With multicast, the stage is free once the consumers of every CTA of the cluster
     // have released it: this CTA writes half of B into the peer's stage too.
     wait_parity(p, empty, par, "p_wait_empty");
-    p.op("mbarrier.arrive.expect_tx.shared::cta.b64 _, [", full, "], ", T::kStageBytes);
+    p.op("mbarrier.arrive.expect_tx.shared::cta.b64 _, [", full, "], ", l.stage_bytes);
     const std::string t = p.reg('r'), dst_a = p.reg('r'), dst_b = p.reg('r'), k0 = p.reg('r');
-    p.op("mul.lo.u32 ", t, ", ", stage, ", ", T::kABytes);
+    p.op("mul.lo.u32 ", t, ", ", stage, ", ", kABytes);
     p.op("add.u32 ", dst_a, ", ", c.smem, ", ", t);
     const std::string t2 = p.reg('r'), t3 = p.reg('r');
-    p.op("mul.lo.u32 ", t2, ", ", stage, ", ", T::kBBytes);
+    p.op("mul.lo.u32 ", t2, ", ", stage, ", ", l.b_bytes);
     p.op("add.u32 ", t3, ", ", c.smem, ", ", t2);
-    p.op("add.u32 ", dst_b, ", ", t3, ", ", T::kStages * T::kABytes);
+    p.op("add.u32 ", dst_b, ", ", t3, ", ", l.stages * kABytes);
     p.op("shl.b32 ", k0, ", ", kb, ", 6");  // * 64
     // Coordinates innermost first: A is {k, m}, B is {n, k}.
     p.op("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [", dst_a,
          "], [", tmap_a, ", {", k0, ", ", m0, "}], [", full, "]");
-    constexpr int kBoxes = T::kN / 64;
+    const int boxes = l.tile_n / 64;
     if (!multicast) {
-      for (int j = 0; j < kBoxes; ++j) {
+      for (int j = 0; j < boxes; ++j) {
         const std::string nj = p.reg('r'), dj = p.reg('r');
         p.op("add.u32 ", nj, ", ", n0, ", ", 64 * j);
         p.op("add.u32 ", dj, ", ", dst_b, ", ", j * T::kK * 128);
@@ -323,7 +401,7 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
     } else {
       // CTA `rank` loads boxes rank * per .. rank * per + per - 1 of B and writes each into
       // the same place of every CTA of the cluster, completing bytes on each CTA's full[s].
-      const int per = kBoxes / c.cluster;
+      const int per = boxes / c.cluster;
       const std::string first_box = p.reg('r'), n_first = p.reg('r'), d_first = p.reg('r');
       const std::string t4 = p.reg('r'), t5 = p.reg('r');
       p.op("mul.lo.u32 ", first_box, ", ", c.rank, ", ", per);
@@ -342,7 +420,7 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
       }
     }
   }
-  advance(p, stage, phase);
+  advance(p, l.stages, stage, phase);
   {
     const std::string more = p.reg('p');
     p.op("add.u32 ", kb, ", ", kb, ", 1");
@@ -355,22 +433,135 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
   if (multicast) {
     // The peer CTA's consumers arrive on this CTA's empty barriers until their last stage:
     // this CTA stays (through this thread) until every stage's last release has come.
-    for (int s = 0; s < T::kStages; ++s) {
+    for (int s = 0; s < l.stages; ++s) {
       const std::string off = p.reg('r'), empty = p.reg('r'), par = p.reg('r');
       p.op("shl.b32 ", off, ", ", stage, ", 3");
       p.op("add.u32 ", empty, ", ", c.bar_empty, ", ", off);
       p.op("xor.b32 ", par, ", ", phase, ", 1");
       wait_parity(p, empty, par, "p_wait_tail");
-      advance(p, stage, phase);
+      advance(p, l.stages, stage, phase);
     }
   }
   p.op("bra ", c.exit);
 }
 
+// 4 x 4 transpose of 32-bit words across the 4 lanes of a quad (lane bits b1, b0 given as
+// predicates): lane q's x[i] becomes lane i's x[q]. Two butterfly rounds, each swapping
+// the two words whose index bit differs from the lane's bit with the partner lane.
+void quad_transpose(Ptx& p, std::string (&x)[4], const std::string& b1, const std::string& b0) {
+  auto sel = [&](const std::string& pred, const std::string& a, const std::string& b) {
+    const std::string r = p.reg('r');
+    p.op("selp.b32 ", r, ", ", a, ", ", b, ", ", pred);
+    return r;
+  };
+  auto swap = [&](const std::string& v, int mask) {
+    const std::string r = p.reg('r');
+    p.op("shfl.sync.bfly.b32 ", r, ", ", v, ", ", mask, ", 0x1f, 0xffffffff");
+    return r;
+  };
+  // Index bit 1 against lane bit 1 (partner lane q ^ 2): words {0, 1} <-> {2, 3}.
+  {
+    const std::string lo = swap(sel(b1, x[0], x[2]), 2), hi = swap(sel(b1, x[1], x[3]), 2);
+    const std::string y0 = sel(b1, lo, x[0]), y1 = sel(b1, hi, x[1]);
+    const std::string y2 = sel(b1, x[2], lo), y3 = sel(b1, x[3], hi);
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3;
+  }
+  // Index bit 0 against lane bit 0 (partner lane q ^ 1): words {0, 2} <-> {1, 3}.
+  {
+    const std::string a = swap(sel(b0, x[0], x[1]), 1), b = swap(sel(b0, x[2], x[3]), 1);
+    const std::string y0 = sel(b0, a, x[0]), y1 = sel(b0, x[1], a);
+    const std::string y2 = sel(b0, b, x[2]), y3 = sel(b0, x[3], b);
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3;
+  }
+}
+
+// D = act(acc + bias) as BF16 for this thread's rows row_t + 8 r (+ 64 for the ping-pong
+// tile's second m64 block) of tile (m_blk, n_blk). Accumulator layout of m64nNk16, thread t
+// of the warpgroup, warp w, lane l: d[4i + j], row 16w + l/4 (+8 for j = 2, 3), column
+// 8i + 2(l%4) (+1 for j = 1, 3); the ping-pong tile's rows 64..127 are in acc64..acc127.
+void epilogue(Ptx& p, const Common& c, Activation act, const std::string& d,
+              const std::string& bias, const std::string& n, const std::string& m_blk,
+              const std::string& n_blk, const std::string& row_t, const std::string& quad) {
+  const Layout& l = c.l;
+  p.comment("epilogue: D = act(acc + bias) as BF16");
+  const int row_sets = l.pingpong ? 4 : 2;
+  auto row_offset = [](int rs) { return 8 * (rs % 2) + 64 * (rs / 2); };
+  auto acc_index = [](int rs, int i, int j) { return 64 * (rs / 2) + 4 * i + 2 * (rs % 2) + j; };
+  const int blocks = l.tile_n / 8;
+  std::string dr[4];
+  const std::string bp = p.reg('d');
+  {
+    const std::string m0 = p.reg('r'), n0 = p.reg('r'), row = p.reg('r'), colq = p.reg('r');
+    const std::string col = p.reg('r'), rn = p.reg('d'), c64 = p.reg('d'), e = p.reg('d'),
+                      eb = p.reg('d'), bcol = p.reg('r'), bq = p.reg('r'), boff = p.reg('d');
+    p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
+    p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
+    p.op("add.u32 ", row, ", ", m0, ", ", row_t);
+    // After the exchange this thread holds columns 8 (l%4) .. 8 (l%4) + 7 of each group of
+    // 32 columns.
+    p.op("shl.b32 ", colq, ", ", quad, ", 3");
+    p.op("add.u32 ", col, ", ", n0, ", ", colq);
+    p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
+    p.op("cvt.u64.u32 ", c64, ", ", col);
+    p.op("add.s64 ", e, ", ", rn, ", ", c64);
+    p.op("shl.b64 ", eb, ", ", e, ", 1");
+    dr[0] = p.reg('d');
+    p.op("add.s64 ", dr[0], ", ", d, ", ", eb);
+    for (int rs = 1; rs < row_sets; ++rs) {
+      const std::string stride = p.reg('d');
+      dr[rs] = p.reg('d');
+      p.op("mul.wide.u32 ", stride, ", ", n, ", ", 2 * row_offset(rs));
+      p.op("add.s64 ", dr[rs], ", ", dr[0], ", ", stride);
+    }
+    p.op("shl.b32 ", bq, ", ", quad, ", 1");
+    p.op("add.u32 ", bcol, ", ", n0, ", ", bq);
+    p.op("mul.wide.u32 ", boff, ", ", bcol, ", 4");
+    p.op("add.s64 ", bp, ", ", bias, ", ", boff);
+  }
+  const std::string b1 = p.reg('p'), b0 = p.reg('p');
+  {
+    const std::string t1 = p.reg('r'), t0 = p.reg('r');
+    p.op("and.b32 ", t1, ", ", quad, ", 2");
+    p.op("setp.ne.u32 ", b1, ", ", t1, ", 0");
+    p.op("and.b32 ", t0, ", ", quad, ", 1");
+    p.op("setp.ne.u32 ", b0, ", ", t0, ", 0");
+  }
+  for (int g = 0; g < blocks / 4; ++g) {
+    std::string words[4][4];
+    for (int ii = 0; ii < 4; ++ii) {
+      const int i = 4 * g + ii;
+      const std::string bv0 = p.reg('f'), bv1 = p.reg('f');
+      p.op("ld.global.nc.v2.f32 {", bv0, ", ", bv1, "}, [", bp, "+", 32 * i, "]");
+      for (int rs = 0; rs < row_sets; ++rs) {
+        std::string y[2];
+        for (int j = 0; j < 2; ++j) {
+          const std::string v = p.reg('f');
+          p.op("add.rn.f32 ", v, ", %acc", acc_index(rs, i, j), ", ", j ? bv1 : bv0);
+          y[j] = activate(p, act, v);
+        }
+        // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
+        words[rs][ii] = p.reg('r');
+        p.op("cvt.rn.bf16x2.f32 ", words[rs][ii], ", ", y[1], ", ", y[0]);
+      }
+    }
+    // Lane q of a quad holds columns 8 (4g + i) + 2q, +1 for i = 0..3; after the exchange
+    // it holds columns 8 (4g + q) .. 8 (4g + q) + 7: 16 bytes at 64 g + 16 q.
+    for (int rs = 0; rs < row_sets; ++rs) {
+      quad_transpose(p, words[rs], b1, b0);
+      p.op("st.global.v4.b32 [", dr[rs], "+", 64 * g, "], {", words[rs][0], ", ", words[rs][1],
+           ", ", words[rs][2], ", ", words[rs][3], "}");
+    }
+  }
+}
+
 void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, const std::string& d,
               const std::string& bias, const std::string& n) {
-  p.comment("consumers: warpgroup cw = 0, 1 computes rows 64 cw .. 64 cw + 63 of each tile");
+  const Layout& l = c.l;
+  p.comment(l.pingpong ? "consumers: warpgroup cw = 0, 1 computes every other tile of this CTA"
+                       : "consumers: warpgroup cw = 0, 1 computes rows 64 cw .. 64 cw + 63 of each "
+                         "tile");
   const std::string cw = p.reg('r'), warp = p.reg('r'), lane = p.reg('r'), lane0 = p.reg('p');
+  const std::string quad = p.reg('r');
   {
     const std::string t = p.reg('r'), t2 = p.reg('r');
     p.op("shr.u32 ", t, ", ", tid, ", 7");
@@ -379,6 +570,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     p.op("and.b32 ", warp, ", ", t2, ", 3");
     p.op("and.b32 ", lane, ", ", tid, ", 31");
     p.op("setp.eq.u32 ", lane0, ", ", lane, ", 0");
+    p.op("and.b32 ", quad, ", ", lane, ", 3");
   }
   // With multicast, each release also goes to the peer's empty barrier of the same stage.
   std::string peer_empty;
@@ -399,39 +591,46 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
       p.op("@", pred, " mbarrier.arrive.shared::cluster.b64 _, [", re, "]");
     }
   };
-  // Descriptors of stage 0.
+  // Descriptors of stage 0: cooperative, warpgroup cw reads A rows 64 cw .. 64 cw + 63;
+  // ping-pong, both m64 blocks (the second 8 KiB further).
   const std::string desc_a0 = p.reg('d'), desc_b0 = p.reg('d');
   {
-    const std::string t = p.reg('r'), addr = p.reg('r'), s = p.reg('r'), m = p.reg('r');
+    const std::string addr = p.reg('r'), s = p.reg('r'), m = p.reg('r');
     const std::string w = p.reg('d');
-    p.op("mul.lo.u32 ", t, ", ", cw, ", ", 64 * 128);
-    p.op("add.u32 ", addr, ", ", c.smem, ", ", t);
+    if (l.pingpong) {
+      p.op("mov.u32 ", addr, ", ", c.smem);
+    } else {
+      const std::string t = p.reg('r');
+      p.op("mul.lo.u32 ", t, ", ", cw, ", ", 64 * 128);
+      p.op("add.u32 ", addr, ", ", c.smem, ", ", t);
+    }
     p.op("shr.u32 ", s, ", ", addr, ", 4");
     p.op("and.b32 ", m, ", ", s, ", 16383");
     p.op("cvt.u64.u32 ", w, ", ", m);
     p.op("or.b64 ", desc_a0, ", ", w, ", ", kDescA);
     const std::string addr_b = p.reg('r'), sb = p.reg('r'), mb = p.reg('r');
     const std::string wb = p.reg('d');
-    p.op("add.u32 ", addr_b, ", ", c.smem, ", ", T::kStages * T::kABytes);
+    p.op("add.u32 ", addr_b, ", ", c.smem, ", ", l.stages * kABytes);
     p.op("shr.u32 ", sb, ", ", addr_b, ", 4");
     p.op("and.b32 ", mb, ", ", sb, ", 16383");
     p.op("cvt.u64.u32 ", wb, ", ", mb);
     p.op("or.b64 ", desc_b0, ", ", wb, ", ", kDescB);
   }
-  // This thread's place in a tile: row_t (and row_t + 8), columns col_t + 8 i (+1).
-  const std::string row_t = p.reg('r'), col_t = p.reg('r');
+  // This thread's first row in a tile: row_t (then row_t + 8, and + 64 for ping-pong).
+  const std::string row_t = p.reg('r');
   {
-    const std::string a = p.reg('r'), b = p.reg('r'), cc = p.reg('r'), e = p.reg('r');
-    const std::string f = p.reg('r');
-    p.op("shl.b32 ", a, ", ", cw, ", 6");
+    const std::string b = p.reg('r'), cc = p.reg('r'), e = p.reg('r');
     p.op("shl.b32 ", b, ", ", warp, ", 4");
     p.op("shr.u32 ", cc, ", ", lane, ", 2");
-    p.op("add.u32 ", e, ", ", a, ", ", b);
-    p.op("add.u32 ", row_t, ", ", e, ", ", cc);
-    p.op("and.b32 ", f, ", ", lane, ", 3");
-    p.op("shl.b32 ", col_t, ", ", f, ", 1");
+    p.op("add.u32 ", e, ", ", b, ", ", cc);
+    if (l.pingpong) {
+      p.op("mov.u32 ", row_t, ", ", e);
+    } else {
+      const std::string a = p.reg('r');
+      p.op("shl.b32 ", a, ", ", cw, ", 6");
+      p.op("add.u32 ", row_t, ", ", a, ", ", e);
+    }
   }
-  const std::string acc = accumulator_list();
   const std::string always = p.reg('p');
   p.op("setp.eq.u32 ", always, ", ", tid, ", ", tid);
 
@@ -442,11 +641,63 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   p.op("mov.u32 ", stage, ", 0");
   p.op("mov.u32 ", phase, ", 0");
   p.op("mov.u32 ", prev, ", 0");
+
+  // Ping-pong: warpgroup cw takes this CTA's units cw, cw + 2, ... (in the order the
+  // producer loads them). Between two of its tiles the ring moves on by the other's k
+  // blocks: skip() advances stage and phase by k_blocks stages.
+  std::string unit_step = step, waits, bar_mine, bar_other;
+  std::function<void()> skip;
+  if (l.pingpong) {
+    unit_step = p.reg('r');
+    p.op("shl.b32 ", unit_step, ", ", step, ", 1");
+    const std::string t = p.reg('r');
+    p.op("mul.lo.u32 ", t, ", ", cw, ", ", step);
+    p.op("add.u32 ", unit, ", ", unit, ", ", t);
+    const std::string kb_rem = p.reg('r'), kb_quot = p.reg('r'), kb_odd = p.reg('r');
+    p.op("rem.u32 ", kb_rem, ", ", c.k_blocks, ", ", l.stages);
+    p.op("div.u32 ", kb_quot, ", ", c.k_blocks, ", ", l.stages);
+    p.op("and.b32 ", kb_odd, ", ", kb_quot, ", 1");
+    skip = [&p, &l, stage, phase, kb_rem, kb_odd]() {
+      const std::string wrap = p.reg('p');
+      p.op("add.u32 ", stage, ", ", stage, ", ", kb_rem);
+      p.op("setp.ge.u32 ", wrap, ", ", stage, ", ", l.stages);
+      p.op("@", wrap, " sub.u32 ", stage, ", ", stage, ", ", l.stages);
+      p.op("@", wrap, " xor.b32 ", phase, ", ", phase, ", 1");
+      p.op("xor.b32 ", phase, ", ", phase, ", ", kb_odd);
+    };
+    // Warpgroup 1 starts after warpgroup 0's first tile.
+    {
+      const std::string second = p.reg('p'), skip_done = p.label("c_first_skip");
+      p.op("setp.eq.u32 ", second, ", ", cw, ", 1");
+      p.op("@!", second, " bra ", skip_done);
+      skip();
+      p.place(skip_done);
+    }
+    // The main loops take turns, ordered by two named barriers (id 1: warpgroup 0 may
+    // start, id 2: warpgroup 1 may), each completed by 128 threads arriving (the other
+    // warpgroup, once it has waited on the last full barrier of its tile) and 128 waiting.
+    // Without this a warpgroup would wait on full barriers a whole tile ahead of the
+    // ring, where a parity no longer tells the phases apart.
+    waits = p.reg('r');
+    bar_mine = p.reg('r');
+    bar_other = p.reg('r');
+    p.op("mov.u32 ", waits, ", ", cw);
+    p.op("add.u32 ", bar_mine, ", ", cw, ", 1");
+    p.op("sub.u32 ", bar_other, ", 2, ", cw);
+  }
+
   p.place(unit_loop);
   {
     const std::string done = p.reg('p');
     p.op("setp.ge.u32 ", done, ", ", unit, ", ", c.num_units);
     p.op("@", done, " bra ", c.exit);
+  }
+  if (l.pingpong) {
+    const std::string go = p.reg('p'), started = p.label("c_turn");
+    p.op("setp.eq.u32 ", go, ", ", waits, ", 0");
+    p.op("@", go, " bra ", started);
+    p.op("bar.sync ", bar_mine, ", 256");
+    p.place(started);
   }
   tile_coords(p, c, unit, m_blk, n_blk);
   p.op("mov.u32 ", kb, ", 0");
@@ -459,8 +710,8 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     const std::string s64 = p.reg('d'), oa = p.reg('d'), ob = p.reg('d');
     const std::string da = p.reg('d'), db = p.reg('d'), accumulate = p.reg('p');
     p.op("cvt.u64.u32 ", s64, ", ", stage);
-    p.op("shl.b64 ", oa, ", ", s64, ", 10");  // stage * 16 KiB, in 16-byte units
-    p.op("shl.b64 ", ob, ", ", s64, ", 11");  // stage * 32 KiB
+    p.op("mul.lo.u64 ", oa, ", ", s64, ", ", kABytes / 16);  // descriptor units of 16 bytes
+    p.op("mul.lo.u64 ", ob, ", ", s64, ", ", l.b_bytes / 16);
     p.op("add.s64 ", da, ", ", desc_a0, ", ", oa);
     p.op("add.s64 ", db, ", ", desc_b0, ", ", ob);
     // The first k block of a tile overwrites the accumulators (scale-d false).
@@ -475,8 +726,19 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
         p.op("add.s64 ", dbk, ", ", db, ", ", 128 * k);  // 16 rows of 128 bytes per k16
       }
       // imm-scale-a 1, imm-scale-b 1, imm-trans-a 0 (K-major), imm-trans-b 1 (N-major).
-      p.op("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 ", acc, ", ", dak, ", ", dbk,
-           ", ", k == 0 ? accumulate : always, ", 1, 1, 0, 1");
+      const std::string& scale_d = k == 0 ? accumulate : always;
+      if (!l.pingpong) {
+        p.op("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 ", accumulator_list(0, 128),
+             ", ", dak, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
+      } else {
+        // Rows 0..63, then rows 64..127 (8 KiB further into the A stage).
+        const std::string dak2 = p.reg('d');
+        p.op("add.s64 ", dak2, ", ", dak, ", ", 64 * 128 / 16);
+        p.op("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 ", accumulator_list(0, 64),
+             ", ", dak, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
+        p.op("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 ", accumulator_list(64, 64),
+             ", ", dak2, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
+      }
     }
     p.op("wgmma.commit_group.sync.aligned");
     // The group of the previous k block has finished reading its stage: release it.
@@ -487,53 +749,32 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     release(rel, prev);
     p.op("mov.u32 ", prev, ", ", stage);
   }
-  advance(p, stage, phase);
+  advance(p, l.stages, stage, phase);
   {
     const std::string more = p.reg('p');
     p.op("add.u32 ", kb, ", ", kb, ", 1");
     p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
     p.op("@", more, " bra ", k_loop);
   }
+  if (l.pingpong) {
+    // Every full barrier of this tile has been waited on: the other warpgroup may start on
+    // the next unit, if there is one (else nobody would wait for this arrival).
+    const std::string next = p.reg('r'), none = p.reg('p'), no_arrive = p.label("c_no_turn");
+    p.op("add.u32 ", next, ", ", unit, ", ", step);
+    p.op("setp.ge.u32 ", none, ", ", next, ", ", c.num_units);
+    p.op("@", none, " bra ", no_arrive);
+    p.op("bar.arrive ", bar_other, ", 256");
+    p.place(no_arrive);
+  }
   p.op("wgmma.wait_group.sync.aligned 0");
   release(lane0, prev);
+  if (l.pingpong) {
+    skip();
+    p.op("mov.u32 ", waits, ", 1");
+  }
 
-  p.comment("epilogue: D = act(acc + bias) as BF16");
-  const std::string d0 = p.reg('d'), d1 = p.reg('d'), bp = p.reg('d');
-  {
-    const std::string m0 = p.reg('r'), n0 = p.reg('r'), row = p.reg('r'), col = p.reg('r');
-    const std::string rn = p.reg('d'), c64 = p.reg('d'), e = p.reg('d'), eb = p.reg('d');
-    const std::string stride8 = p.reg('d'), boff = p.reg('d');
-    p.op("shl.b32 ", m0, ", ", m_blk, ", 7");
-    p.op("shl.b32 ", n0, ", ", n_blk, ", 8");
-    p.op("add.u32 ", row, ", ", m0, ", ", row_t);
-    p.op("add.u32 ", col, ", ", n0, ", ", col_t);
-    p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
-    p.op("cvt.u64.u32 ", c64, ", ", col);
-    p.op("add.s64 ", e, ", ", rn, ", ", c64);
-    p.op("shl.b64 ", eb, ", ", e, ", 1");
-    p.op("add.s64 ", d0, ", ", d, ", ", eb);
-    p.op("mul.wide.u32 ", stride8, ", ", n, ", 16");  // 8 rows of BF16
-    p.op("add.s64 ", d1, ", ", d0, ", ", stride8);
-    p.op("mul.wide.u32 ", boff, ", ", col, ", 4");
-    p.op("add.s64 ", bp, ", ", bias, ", ", boff);
-  }
-  for (int i = 0; i < T::kN / 8; ++i) {
-    const std::string b0 = p.reg('f'), b1 = p.reg('f');
-    p.op("ld.global.nc.v2.f32 {", b0, ", ", b1, "}, [", bp, "+", 32 * i, "]");
-    std::string y[4];
-    for (int j = 0; j < 4; ++j) {
-      const std::string v = p.reg('f');
-      p.op("add.rn.f32 ", v, ", %acc", 4 * i + j, ", ", (j % 2) ? b1 : b0);
-      y[j] = activate(p, act, v);
-    }
-    // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
-    const std::string w0 = p.reg('r'), w1 = p.reg('r');
-    p.op("cvt.rn.bf16x2.f32 ", w0, ", ", y[1], ", ", y[0]);
-    p.op("cvt.rn.bf16x2.f32 ", w1, ", ", y[3], ", ", y[2]);
-    p.op("st.global.b32 [", d0, "+", 16 * i, "], ", w0);
-    p.op("st.global.b32 [", d1, "+", 16 * i, "], ", w1);
-  }
-  p.op("add.u32 ", unit, ", ", unit, ", ", step);
+  epilogue(p, c, act, d, bias, n, m_blk, n_blk, row_t, quad);
+  p.op("add.u32 ", unit, ", ", unit, ", ", unit_step);
   p.op("bra ", unit_loop);
 }
 
@@ -544,9 +785,20 @@ uint64_t address_of(const Tensor& t) {
 
 }  // namespace
 
+Sm90GemmLayout sm90_gemm_layout(const Sm90GemmConfig& config) {
+  const Layout l = layout_of(config);
+  return Sm90GemmLayout{.tile_n = l.tile_n,
+                        .stages = l.stages,
+                        .stage_bytes = l.stage_bytes,
+                        .shared_bytes = l.shared_bytes};
+}
+
 std::string Sm90GemmConfig::name() const {
-  return "sm90_gemm_bf16_" + std::string(activation_name(act)) + "_" + std::to_string(T::kM) + "x" +
-         std::to_string(T::kN) + "x" + std::to_string(T::kK) + "_s" + std::to_string(T::kStages) +
+  const Layout l = layout_of(*this);
+  return "sm90_gemm_bf16_" + std::string(activation_name(act)) + "_" + (l.pingpong ? "pp" : "") +
+         std::to_string(T::kM) + "x" + std::to_string(l.tile_n) + "x" + std::to_string(T::kK) +
+         "_s" + std::to_string(l.stages) +
+         (group_rows > 0 ? "_g" + std::to_string(group_rows) : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
 
@@ -558,6 +810,12 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
                        config.ptx_major, ".", config.ptx_minor);
   if (config.cluster != 1 && config.cluster != 2)
     fail<BackendError>(kOp, "cluster size ", config.cluster, " (1 or 2 are implemented)");
+  const Layout layout = layout_of(config);
+  if (config.group_rows < 0)
+    fail<BackendError>(kOp, "group_rows ", config.group_rows, " (0 or more)");
+  if (layout.stages < 2 || layout.shared_bytes > kSharedLimit)
+    fail<BackendError>(kOp, layout.stages, " stages of ", layout.stage_bytes,
+                       " bytes do not fit in shared memory");
   const std::string name = config.name();
   const std::string pa = name + "_tmap_a", pb = name + "_tmap_b", pd = name + "_d",
                     pbias = name + "_bias", pn = name + "_n", ptn = name + "_tiles_n",
@@ -565,7 +823,9 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
 
   Ptx p;
   Common c;
+  c.l = layout;
   c.cluster = config.cluster;
+  c.group_rows = config.group_rows;
   const std::string tid = p.reg('r'), raw = p.reg('r'), up = p.reg('r'), first = p.reg('p');
   const std::string ma = p.reg('d'), mb = p.reg('d'), tmap_a = p.reg('d'), tmap_b = p.reg('d');
   c.smem = p.reg('r');
@@ -579,8 +839,8 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   p.op("mov.u32 ", raw, ", sm90_smem");
   p.op("add.u32 ", up, ", ", raw, ", 1023");
   p.op("and.b32 ", c.smem, ", ", up, ", 0xFFFFFC00");
-  p.op("add.u32 ", c.bar_full, ", ", c.smem, ", ", T::kBarrierOffset);
-  p.op("add.u32 ", c.bar_empty, ", ", c.smem, ", ", T::kBarrierOffset + 8 * T::kStages);
+  p.op("add.u32 ", c.bar_full, ", ", c.smem, ", ", layout.barrier_offset);
+  p.op("add.u32 ", c.bar_empty, ", ", c.smem, ", ", layout.barrier_offset + 8 * layout.stages);
   if (c.cluster > 1)
     p.op("mov.u32 ", c.rank, ", %cluster_ctarank");
   else
@@ -592,10 +852,11 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   p.op("cvta.param.u64 ", tmap_b, ", ", mb);
   p.op("setp.eq.u32 ", first, ", ", tid, ", 0");
   p.op("@!", first, " bra ", init_done);
-  for (int s = 0; s < T::kStages; ++s) {
+  for (int s = 0; s < layout.stages; ++s) {
     p.op("mbarrier.init.shared::cta.b64 [", c.bar_full, "+", 8 * s, "], 1");
     // Every consumer warp of every CTA that reads this CTA's stage (through multicast).
-    p.op("mbarrier.init.shared::cta.b64 [", c.bar_empty, "+", 8 * s, "], ", 8 * c.cluster);
+    p.op("mbarrier.init.shared::cta.b64 [", c.bar_empty, "+", 8 * s, "], ",
+         4 * layout.readers * c.cluster);
   }
   // Make the initialised barriers visible to the copy engine (async proxy) and to the
   // cluster, before any thread uses them.
@@ -682,7 +943,7 @@ bool sm90_gemm_supported(const CudaDevice& dev, std::string* reason) {
 
 bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k) {
   return m > 0 && n > 0 && k > 0 && m % T::kM == 0 && n % T::kN == 0 && k % T::kK == 0 &&
-         m / T::kM * (n / T::kN) <= int64_t(UINT32_MAX) && n <= int64_t(UINT32_MAX) &&
+         m / T::kM * (n / 128) <= int64_t(INT32_MAX) && n <= int64_t(UINT32_MAX) &&
          m <= int64_t(INT32_MAX) && k <= int64_t(INT32_MAX);
 }
 
@@ -736,13 +997,14 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
                               .cluster = cluster,
                               .ptx_major = dev.props().ptx_isa_major,
                               .ptx_minor = dev.props().ptx_isa_minor};
+  const Layout layout = layout_of(config);
   const std::string name = config.name();
   const CUfunction f = dev.kernels().get_or_build(name + "_isa" + dev.props().ptx_version(), [&] {
     return GeneratedKernel{name, sm90_gemm_ptx(config)};
   });
 
   // Work units: `cluster` tiles stacked along M (sm90_gemm.h).
-  const uint32_t tiles_n = uint32_t(args.n / T::kN);
+  const uint32_t tiles_n = uint32_t(args.n / layout.tile_n);
   const uint32_t units = uint32_t(args.m / (T::kM * cluster)) * tiles_n;
   const uint32_t k_blocks = uint32_t(args.k / T::kK);
   const uint32_t n = uint32_t(args.n);
@@ -751,7 +1013,7 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
     clusters = std::min<int64_t>(clusters, std::max(1, args.max_ctas / cluster));
   const LaunchConfig cfg{.grid = {unsigned(clusters * cluster), 1, 1},
                          .block = {unsigned(T::kThreads), 1, 1},
-                         .shared_bytes = unsigned(T::kSharedBytes)};
+                         .shared_bytes = unsigned(layout.shared_bytes)};
   launch_kernel(dev, f, cfg, name, map_a, map_b, args.d, args.bias, n, tiles_n, units, k_blocks);
 }
 

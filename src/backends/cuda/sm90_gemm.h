@@ -5,26 +5,40 @@
 // A and B row-major BF16, bias F32, D row-major BF16, accumulation in f32, act one of
 // None, Relu, Gelu (tanh form), Silu, evaluated in f32 with one rounding to BF16.
 //
-// A prototype, standalone: numr's ops do not call it yet. It takes M a multiple of 128, N a
-// multiple of 256 and K a multiple of 64 only (BackendLimitation otherwise).
-// bench/gpu/sm90_gemm_probe.cpp checks and times it. On an H100 (driver 580, 8192 x 4096 x
-// 4096) it took 0.43-0.45 ms: 1.12-1.17 times the plain cuBLASLt matmul's time and
-// 0.93-0.96 times matmul_bias_activation's, whose results it matched bit for bit in every
-// case the probe checks.
+// A prototype: gemm_epilogue_own.h sends it the matmul_bias_activation calls it can take.
+// It takes M a multiple of 128, N a multiple of 256 and K a multiple of 64 only
+// (BackendLimitation otherwise). bench/gpu/sm90_gemm_probe.cpp checks it against
+// matmul_bias_activation's cuBLASLt path (bit for bit equal in every case it checks) and
+// times it. On an H200 (driver 580, 700 W limit: SM clocks 1.3-1.6 GHz under this load),
+// its time over the plain cuBLASLt matmul's, clusters of 1 / 2, one run each:
+//   8192 x 4096 x 4096: none 1.030 / 1.009, relu 1.017 / 1.030, gelu 1.104 / 1.080,
+//                       silu 1.042 / 1.032;
+//   8192 x 8192 x 8192: none 0.962 / 1.013, relu 0.936 / 0.990, gelu 0.991 / 1.022,
+//                       silu 0.962 / 1.015;
+//   4096 x 4096 x 4096: none 1.007 / 1.013, relu 1.015 / 1.022, gelu 1.097 / 1.082,
+//                       silu 1.045 / 1.052.
+// Repeated runs of one kernel moved by up to 3%. The first version (cooperative, 4-byte
+// stores) took 1.08-1.13 at the first shape. What keeps gelu and silu above none is the
+// epilogue's arithmetic itself: the GPU runs at its power limit, so the extra work costs
+// clock even where it overlaps the products (ping-pong).
 //
 // The kernel (sm90_gemm.cpp has the details):
-//  - tiles of 128 x 256 outputs, K in steps of 64; one CTA of 384 threads per SM, persistent
-//    over work units: unit u, u + (number of clusters), ... where a unit is one tile, or
-//    with clusters of 2 CTAs two tiles stacked along M whose common B tile each CTA loads
-//    half of, into both CTAs' shared memory (multicast);
+//  - one CTA of 384 threads per SM, persistent over work units, K in steps of 64: unit u,
+//    u + (number of clusters), ... where a unit is one tile, or with clusters of 2 CTAs two
+//    tiles stacked along M whose common B tile each CTA loads half of, into both CTAs'
+//    shared memory (multicast); units in groups of 16 unit rows, M fastest inside a group,
+//    so that the tiles in flight share columns of B in L2;
 //  - warpgroup 0 is the producer: one thread issues the bulk tensor copies (TMA) of A and B
-//    into a ring of 4 shared-memory stages (48 KiB each), with 128-byte swizzle;
-//  - warpgroups 1 and 2 are the consumers: 64 rows x 256 columns each, with
-//    wgmma.mma_async m64n256k16 (128 f32 accumulators per thread), then the epilogue
-//    (bias, activation, BF16) from registers straight to global memory;
+//    into a ring of shared-memory stages, with 128-byte swizzle;
+//  - warpgroups 1 and 2 are the consumers, by default ping-pong: each takes every other
+//    tile of 128 x 128 outputs (two wgmma.mma_async m64n128k16 per k step, 128 f32
+//    accumulators per thread), their main loops taking turns so that one's epilogue (bias,
+//    activation, BF16, 16-byte stores from registers) runs while the other's products do;
+//    6 stages of 32 KiB. (Cooperative: both on one 128 x 256 tile, 64 rows each with
+//    m64n256k16, 4 stages of 48 KiB.)
 //  - the stages are handed over through mbarriers: full[s] (producer's expect_tx, completed
-//    by the copies' bytes) and empty[s] (one arrival per consumer warp of every CTA of the
-//    cluster once its wgmma reading the stage has completed).
+//    by the copies' bytes) and empty[s] (one arrival per consumer warp reading the stage, of
+//    every CTA of the cluster, once its wgmma reading the stage has completed).
 #pragma once
 
 #include <cstdint>
@@ -38,20 +52,22 @@ namespace numr::cuda {
 
 class CudaDevice;
 
-// The tile and pipeline the generator emits (fixed in this version).
+// The shape granularity of the kernel and its thread count (every schedule).
 struct Sm90GemmTile {
-  static constexpr int kM = 128;               // rows of D per CTA tile
-  static constexpr int kN = 256;               // columns of D per CTA tile
-  static constexpr int kK = 64;                // K per stage (one 128-byte swizzle row of BF16)
-  static constexpr int kStages = 4;            // shared-memory ring depth
-  static constexpr int kThreads = 384;         // producer warpgroup + 2 consumer warpgroups
-  static constexpr int kABytes = kM * kK * 2;  // 16 KiB per stage
-  static constexpr int kBBytes = kK * kN * 2;  // 32 KiB per stage
-  static constexpr int kStageBytes = kABytes + kBBytes;  // 48 KiB: the full barrier's tx count
-  // Ring, then 2 * kStages mbarriers of 8 bytes; 1 KiB more so the kernel can round the
-  // dynamic shared base up to the 1024-byte alignment the 128-byte swizzle pattern needs.
-  static constexpr int kBarrierOffset = kStages * kStageBytes;
-  static constexpr int kSharedBytes = kBarrierOffset + 2 * kStages * 8 + 1024;
+  static constexpr int kM = 128;        // rows of D per CTA tile
+  static constexpr int kN = 256;        // columns of D the shapes must be a multiple of
+  static constexpr int kK = 64;         // K per stage (one 128-byte swizzle row of BF16)
+  static constexpr int kThreads = 384;  // producer warpgroup + 2 consumer warpgroups
+};
+
+// How the two consumer warpgroups share the work (sm90_gemm.cpp has the details).
+enum class Sm90Schedule {
+  // Both on one 128 x 256 tile, 64 rows each (m64n256k16); they finish a tile together,
+  // and the tensor cores wait while both run the epilogue.
+  Cooperative,
+  // Each on its own 128 x 128 tile (two m64n128k16 per k step), the tiles alternating
+  // between them: one runs its epilogue while the other's products run.
+  PingPong,
 };
 
 struct Sm90GemmConfig {
@@ -63,20 +79,38 @@ struct Sm90GemmConfig {
   // The PTX ISA written in `.version`: the driver's (DeviceProperties::ptx_isa_*); wgmma,
   // setmaxnreg and the sm_90a target need 8.0 or newer.
   int ptx_major = 8, ptx_minor = 0;
+  Sm90Schedule schedule = Sm90Schedule::PingPong;
+  // Shared-memory ring depth; 0: the schedule's default (4 cooperative, 6 ping-pong).
+  int stages = 0;
+  // Tile order: 0, N fastest (unit u covers unit row u / tiles_n, column u % tiles_n);
+  // g > 0, groups of g unit rows taken M fastest inside a group, so that the tiles in
+  // flight at once span fewer columns of B.
+  int group_rows = 16;
 
-  // The entry point's name: "sm90_gemm_bf16_<act>_128x256x64_s4", "_c2" appended for
+  // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16" (the defaults),
+  // "sm90_gemm_bf16_gelu_128x256x64_s4" (cooperative, N fastest); "_c2" appended for
   // clusters of 2.
   std::string name() const;
 };
 
+// Tile, ring and shared memory of the kernel `config` selects.
+struct Sm90GemmLayout {
+  int tile_n = 0;        // columns of one consumer tile (256 cooperative, 128 ping-pong)
+  int stages = 0;        // ring depth
+  int stage_bytes = 0;   // A (128 x 64 BF16) + B (64 x tile_n BF16): the full barrier's tx count
+  int shared_bytes = 0;  // dynamic shared memory to launch with
+};
+Sm90GemmLayout sm90_gemm_layout(const Sm90GemmConfig& config);
+
 // The PTX module (`.target sm_90a`) with the kernel `config.name()`. Its parameters, in
 // order: tensor map of A (128 bytes), tensor map of B (128 bytes), D (u64 address), bias
-// (u64 address of F32), N (u32, D's row stride in elements), tiles along N (u32), work
-// units (u32: tiles / cluster; a unit is `cluster` tiles stacked along M), K blocks of 64
-// (u32). Launch with Sm90GemmTile::kThreads threads, Sm90GemmTile::kSharedBytes bytes of
-// dynamic shared memory and a grid of a multiple of `cluster` CTAs (the kernel declares its
-// cluster shape, .reqnctapercluster). Throws BackendError for an activation it does not
-// implement, an ISA older than 8.0 or a cluster size other than 1 or 2.
+// (u64 address of F32), N (u32, D's row stride in elements), tiles along N (u32: N /
+// layout's tile_n), work units (u32: tiles / cluster; a unit is `cluster` tiles stacked
+// along M), K blocks of 64 (u32). Launch with Sm90GemmTile::kThreads threads,
+// sm90_gemm_layout(config).shared_bytes bytes of dynamic shared memory and a grid of a
+// multiple of `cluster` CTAs (the kernel declares its cluster shape, .reqnctapercluster).
+// Throws BackendError for an activation it does not implement, an ISA older than 8.0, a
+// cluster size other than 1 or 2, or a ring that does not fit.
 std::string sm90_gemm_ptx(const Sm90GemmConfig& config);
 
 // Raw operands: device addresses of dense row-major matrices on `dev`, 16-byte aligned.
@@ -98,11 +132,13 @@ int sm90_gemm_cluster(const Sm90GemmArgs& args);
 // newer and cuTensorMapEncodeTiled. When not, *reason (if given) says why.
 bool sm90_gemm_supported(const CudaDevice& dev, std::string* reason = nullptr);
 
-// Shapes the kernel takes: m % 128 == 0, n % 256 == 0, k % 64 == 0, all positive.
+// Shapes the kernel takes: m % 128 == 0, n % 256 == 0, k % 64 == 0, all positive (and
+// at most 2^31 - 1 tiles of 128 x 128).
 bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k);
 
 // The two tensor maps (A: dims {k, m}, box {64, 128}; B: dims {n, k}, box {64, 64}; BF16,
-// 128-byte swizzle). Throws BackendError naming the map when the driver refuses it.
+// 128-byte swizzle); the same for every schedule. Throws BackendError naming the map when the
+// driver refuses it.
 void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtensorMap& map_b);
 
 // Queues the kernel on dev's stream. Throws BackendUnavailable when !sm90_gemm_supported,

@@ -1,0 +1,27 @@
+// The epilogue on numr's own GEMM (sm90_gemm.h) instead of cuBLASLt + the finishing pass,
+// where that kernel applies: BF16, no kept pre-activation and no residual, an activation it
+// evaluates (None, Relu, Gelu, Silu), a dense row-major a (batch items stacked: one tall
+// product) and one dense row-major b shared by every item, a device of compute capability
+// 9.0, and shapes it tiles (rows % 128, n % 256, k % 64). Its epilogue runs on the f32
+// accumulators in registers, so the output is written once, in BF16, and never read back;
+// its results equal the staged path's bit for bit (the same f32 formulas, one rounding).
+// NUMR_CUDA_OWN_GEMM=0 in the environment turns it off (the staged path runs instead).
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cuda/context.h"
+#include "core/backend.h"
+
+namespace numr::cuda {
+
+// Runs the call on the own GEMM and returns true, or returns false, having queued nothing,
+// when it does not apply.
+bool try_own_gemm_epilogue(CudaDevice& dev, const GemmEpilogueCall& call);
+
+// Tests: how many calls the own GEMM has run (process-wide), and a switch (true: on where
+// it applies, the default unless NUMR_CUDA_OWN_GEMM=0; false: never).
+int64_t own_gemm_epilogue_calls();
+void set_own_gemm_epilogue_for_testing(bool on);
+
+}  // namespace numr::cuda
