@@ -52,10 +52,15 @@ template <class T> T silu_grad(T x) {
   const T s = sigmoid(x);
   return s * (T(1) + x * (T(1) - s));
 }
-// d/dx [x * sigmoid(k u)], u = x + c x^3: s + x s (1 - s) k (1 + 3 c x^2).
+// gelu(x) = x * gelu_gate(x), gelu_gate(x) = sigmoid(k u), u = x + c x^3.
+template <class T> T gelu_gate(T x) {
+  const T k(2 * 0.7978845608028654), c(0.044715);
+  return T(1) / (T(1) + exp(-(k * (x + c * x * x * x))));
+}
+// d/dx [x * sigmoid(k u)]: s + x s (1 - s) k (1 + 3 c x^2).
 template <class T> T gelu_grad(T x) {
   const T k(2 * 0.7978845608028654), c(0.044715);
-  const T s = T(1) / (T(1) + exp(-(k * (x + c * x * x * x))));
+  const T s = gelu_gate(x);
   return s + x * s * (T(1) - s) * k * (T(1) + T(3) * c * x * x);
 }
 template <class T> T tanh_grad(T x) {
@@ -77,14 +82,21 @@ template <class T> T silu_mul(T a, T b) { return silu(a) * b; }
 template <class T> T gelu_mul(T a, T b) { return gelu(a) * b; }
 template <class T> T relu_mul(T a, T b) { return relu(a) * b; }
 template <class T> T sigmoid_mul(T a, T b) { return sigmoid(a) * b; }
-#define NUMR_ACT_MUL_BWD_FORMULA(act)                                                   \
-  template <class T> T act##_mul_bwd_a(T g, T a, T b) { return g * b * finite_or_zero(act##_grad(a)); } \
-  template <class T> T act##_mul_bwd_b(T g, T a, T) { return g * act(a); }
-NUMR_ACT_MUL_BWD_FORMULA(silu)
-NUMR_ACT_MUL_BWD_FORMULA(gelu)
-NUMR_ACT_MUL_BWD_FORMULA(relu)
-NUMR_ACT_MUL_BWD_FORMULA(sigmoid)
-#undef NUMR_ACT_MUL_BWD_FORMULA
+// d_a = g b act'(a), d_b = g act(a). For silu and gelu, act(a) is written as a times the
+// sigmoid that act'(a) computes too, so a kernel evaluating both needs one exp and one
+// division per element, not two of each (the product differs from act(a) by at most one
+// rounding).
+#define NUMR_ACT_MUL_BWD_A(act)                                                          \
+  template <class T> T act##_mul_bwd_a(T g, T a, T b) { return g * b * finite_or_zero(act##_grad(a)); }
+NUMR_ACT_MUL_BWD_A(silu)
+NUMR_ACT_MUL_BWD_A(gelu)
+NUMR_ACT_MUL_BWD_A(relu)
+NUMR_ACT_MUL_BWD_A(sigmoid)
+#undef NUMR_ACT_MUL_BWD_A
+template <class T> T silu_mul_bwd_b(T g, T a, T) { return g * (a * sigmoid(a)); }
+template <class T> T gelu_mul_bwd_b(T g, T a, T) { return g * (a * gelu_gate(a)); }
+template <class T> T relu_mul_bwd_b(T g, T a, T) { return g * relu(a); }
+template <class T> T sigmoid_mul_bwd_b(T g, T a, T) { return g * sigmoid(a); }
 
 // ---- binary ----
 template <class T> T add(T a, T b) { return a + b; }
