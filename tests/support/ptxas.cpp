@@ -44,6 +44,10 @@ bool PtxasResult::ok() const {
 }
 
 PtxasResult assemble(const std::string& ptx, int sm) {
+  return assemble(ptx, "sm_" + std::to_string(sm), "");
+}
+
+PtxasResult assemble(const std::string& ptx, const std::string& arch, const std::string& flags) {
   const std::optional<std::string> ptxas = find_ptxas();
   if (!ptxas) throw std::runtime_error("ptxas not found");
   char name[] = "/tmp/numr_ptx_XXXXXX";
@@ -54,8 +58,10 @@ PtxasResult assemble(const std::string& ptx, int sm) {
   std::rename(name, ptx_path.c_str());
   std::ofstream(ptx_path) << ptx;
 
-  const std::string cmd = quoted(*ptxas) + " -arch=sm_" + std::to_string(sm) + " " +
-                          quoted(ptx_path) + " -o " + quoted(out_path) + " 2>&1";
+  std::string cmd = quoted(*ptxas) + " -arch=" + arch;
+  if (!flags.empty()) cmd += ' ' + flags;
+  cmd += ' ';
+  cmd += quoted(ptx_path) + " -o " + quoted(out_path) + " 2>&1";
   PtxasResult r;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     std::array<char, 4096> buf;

@@ -21,5 +21,7 @@ struct PtxasResult {
 // Assembles ptx for sm_<sm> (`ptxas -arch=sm_XX`) from a temporary file; warnings count
 // as failures (see ok()). Needs find_ptxas() to have found one.
 PtxasResult assemble(const std::string& ptx, int sm);
+// The same for -arch=<arch> (e.g. "sm_90a"), with extra command-line flags (e.g. "-v").
+PtxasResult assemble(const std::string& ptx, const std::string& arch, const std::string& flags);
 
 }  // namespace numr::test

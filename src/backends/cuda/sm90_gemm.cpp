@@ -82,14 +82,20 @@
 // first. It then runs its epilogue while the other's products run.
 //
 // Epilogue: in registers, v = acc + bias (f32), act(v) in f32, cvt.rn.bf16x2.f32 per
-// column pair; then the four lanes of a quad, which hold one row's columns 2 apiece in each
-// block of 8, transpose 4 x 4 words through two butterfly shuffle rounds, so that each lane
-// holds 8 consecutive columns and stores them with one 16-byte st.global.v4 (a warp's
-// store covers 8 rows x 64 bytes: whole 32-byte sectors; the first version's 4-byte stores
-// took the cooperative kernel from 1.01 to 1.11 of the matmul's time at 8192 x 4096 x
-// 4096). A TMA store (stmatrix into a swizzled shared tile, fence.proxy.async,
-// cp.async.bulk.tensor from shared to global) would cut the exchange and the store
-// instructions further.
+// column pair, 8 values (one row set, four blocks of 8 columns) at a time; then the four
+// lanes of a quad, which hold one row's columns 2 apiece in each block of 8, exchange words
+// so that each lane holds 4 consecutive columns of two blocks (one butterfly shuffle round
+// between lanes q and q ^ 1; store_width 16: two rounds, 8 consecutive columns) and stores
+// them with 8-byte st.global.v2 (a quad's store covers 32 bytes of a row: whole sectors; the
+// first version's 4-byte stores took the cooperative kernel from 1.01 to 1.11 of the
+// matmul's time at 8192 x 4096 x 4096). A TMA store (stmatrix into a 128-byte-swizzled
+// staging tile, fence.proxy.async, one thread's cp.async.bulk.tensor of its two 64-column
+// boxes, the staging tile handed between the warpgroups through an mbarrier or one per
+// warpgroup with 5 stages) cut the exchange and stores to 16 stmatrix per tile but ran
+// 1-2% slower than the 16-byte stores for every activation, on an H200, so it was dropped.
+// Gelu and silu divide with split_division (sm90_gemm.h): per 8 values 8 rcp + mul, one
+// setp each and one branch, in place of div.full.f32's 2 setp, 4 predicated mul, rcp and
+// mul per value.
 #include "backends/cuda/sm90_gemm.h"
 
 #include <algorithm>
@@ -97,6 +103,7 @@
 #include <cstdio>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/driver.h"
@@ -181,7 +188,16 @@ class Ptx {
 // bit for bit:
 //   relu(x) = x < 0 ? 0 : x,  silu(x) = x / (1 + exp(-x)),
 //   gelu(x) = x / (1 + exp(-(k0 (x + k1 x x x)))),  k0 = 2 sqrt(2/pi), k1 = 0.044715.
-std::string activate(Ptx& p, Activation act, const std::string& x) {
+//
+// With split division, x / den is x * rcp.approx(den) here and the quotient's operands are
+// returned too (`den` set), for split_division_check to redo with div.full.f32 where den
+// is out of the range where the two agree.
+struct Activated {
+  std::string y;       // act(x)
+  std::string x, den;  // the quotient's operands (den empty: no division)
+};
+
+Activated activate(Ptx& p, Activation act, const std::string& x, bool split_division) {
   const std::string log2e = f32_hex(float(1.4426950408889634));
   // x / (1 + exp(-z))
   auto x_over_one_plus_exp_neg = [&](const std::string& z) {
@@ -191,16 +207,22 @@ std::string activate(Ptx& p, Activation act, const std::string& x) {
     p.op("mul.rn.f32 ", a, ", ", nz, ", ", log2e);
     p.op("ex2.approx.ftz.f32 ", e, ", ", a);
     p.op("add.rn.f32 ", den, ", ", e, ", 0f3F800000");
-    p.op("div.full.f32 ", y, ", ", x, ", ", den);
-    return y;
+    if (!split_division) {
+      p.op("div.full.f32 ", y, ", ", x, ", ", den);
+      return Activated{y, x, ""};
+    }
+    const std::string r = p.reg('f');
+    p.op("rcp.approx.ftz.f32 ", r, ", ", den);
+    p.op("mul.rn.f32 ", y, ", ", x, ", ", r);
+    return Activated{y, x, den};
   };
   switch (act) {
-    case Activation::None: return x;
+    case Activation::None: return Activated{x, "", ""};
     case Activation::Relu: {
       const std::string neg = p.reg('p'), y = p.reg('f');
       p.op("setp.lt.f32 ", neg, ", ", x, ", 0f00000000");
       p.op("selp.f32 ", y, ", 0f00000000, ", x, ", ", neg);
-      return y;
+      return Activated{y, "", ""};
     }
     case Activation::Silu: return x_over_one_plus_exp_neg(x);
     case Activation::Gelu: {
@@ -216,6 +238,28 @@ std::string activate(Ptx& p, Activation act, const std::string& x) {
     default: break;
   }
   fail<BackendError>(kOp, "activation ", activation_name(act), " is not implemented");
+}
+
+// The split division's range check for a batch of quotients: where any den is above 2^126
+// or NaN (gtu: unordered too), the whole batch is recomputed with div.full.f32. One setp
+// per quotient (ptxas chains them into one predicate) and one branch per batch.
+void split_division_check(Ptx& p, const std::vector<Activated>& batch) {
+  std::string any;
+  for (const Activated& v : batch) {
+    if (v.den.empty()) continue;
+    if (any.empty()) {
+      any = p.reg('p');
+      p.op("setp.gtu.f32 ", any, ", ", v.den, ", 0f7E800000");
+    } else {
+      p.op("setp.gtu.or.f32 ", any, ", ", v.den, ", 0f7E800000, ", any);
+    }
+  }
+  if (any.empty()) return;
+  const std::string in_range = p.label("div_in_range");
+  p.op("@!", any, " bra ", in_range);
+  for (const Activated& v : batch)
+    if (!v.den.empty()) p.op("div.full.f32 ", v.y, ", ", v.x, ", ", v.den);
+  p.place(in_range);
 }
 
 bool supported_activation(Activation act) {
@@ -268,6 +312,8 @@ struct Common {
   std::string rank;                 // u32: %cluster_ctarank (0 when cluster == 1)
   std::string tiles_n, num_units, k_blocks;
   std::string exit;
+  int store_width = 16;  // bytes per lane, row and st.global: 16 or 8
+  bool split_division = false;
 };
 
 // Waits until the mbarrier at `bar` (shared, u32) has completed the phase of parity `parity`.
@@ -447,8 +493,12 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
 
 // 4 x 4 transpose of 32-bit words across the 4 lanes of a quad (lane bits b1, b0 given as
 // predicates): lane q's x[i] becomes lane i's x[q]. Two butterfly rounds, each swapping
-// the two words whose index bit differs from the lane's bit with the partner lane.
-void quad_transpose(Ptx& p, std::string (&x)[4], const std::string& b1, const std::string& b0) {
+// the two words whose index bit differs from the lane's bit with the partner lane. With
+// `both` false, only the second round: lane q (q even) then holds lane q's and lane
+// q + 1's x[0] in x[0], x[1] and their x[2] in x[2], x[3]; lane q + 1 their x[1] and x[3]
+// in the same places.
+void quad_transpose(Ptx& p, std::string (&x)[4], const std::string& b1, const std::string& b0,
+                    bool both = true) {
   auto sel = [&](const std::string& pred, const std::string& a, const std::string& b) {
     const std::string r = p.reg('r');
     p.op("selp.b32 ", r, ", ", a, ", ", b, ", ", pred);
@@ -460,7 +510,7 @@ void quad_transpose(Ptx& p, std::string (&x)[4], const std::string& b1, const st
     return r;
   };
   // Index bit 1 against lane bit 1 (partner lane q ^ 2): words {0, 1} <-> {2, 3}.
-  {
+  if (both) {
     const std::string lo = swap(sel(b1, x[0], x[2]), 2), hi = swap(sel(b1, x[1], x[3]), 2);
     const std::string y0 = sel(b1, lo, x[0]), y1 = sel(b1, hi, x[1]);
     const std::string y2 = sel(b1, x[2], lo), y3 = sel(b1, x[3], hi);
@@ -497,9 +547,18 @@ void epilogue(Ptx& p, const Common& c, Activation act, const std::string& d,
     p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
     p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
     p.op("add.u32 ", row, ", ", m0, ", ", row_t);
-    // After the exchange this thread holds columns 8 (l%4) .. 8 (l%4) + 7 of each group of
-    // 32 columns.
-    p.op("shl.b32 ", colq, ", ", quad, ", 3");
+    // After the exchange this thread's first column in each group of 32: 8 (l%4) (full
+    // exchange), or 8 (l%2) + 2 (l%4 & 2) (half).
+    if (c.store_width == 16) {
+      p.op("shl.b32 ", colq, ", ", quad, ", 3");
+    } else {
+      const std::string q1 = p.reg('r'), q2 = p.reg('r'), a = p.reg('r'), b = p.reg('r');
+      p.op("and.b32 ", q1, ", ", quad, ", 1");
+      p.op("and.b32 ", q2, ", ", quad, ", 2");
+      p.op("shl.b32 ", a, ", ", q1, ", 3");
+      p.op("shl.b32 ", b, ", ", q2, ", 1");
+      p.op("add.u32 ", colq, ", ", a, ", ", b);
+    }
     p.op("add.u32 ", col, ", ", n0, ", ", colq);
     p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
     p.op("cvt.u64.u32 ", c64, ", ", col);
@@ -527,29 +586,41 @@ void epilogue(Ptx& p, const Common& c, Activation act, const std::string& d,
     p.op("setp.ne.u32 ", b0, ", ", t0, ", 0");
   }
   for (int g = 0; g < blocks / 4; ++g) {
-    std::string words[4][4];
+    std::string bv[4][2];
     for (int ii = 0; ii < 4; ++ii) {
-      const int i = 4 * g + ii;
-      const std::string bv0 = p.reg('f'), bv1 = p.reg('f');
-      p.op("ld.global.nc.v2.f32 {", bv0, ", ", bv1, "}, [", bp, "+", 32 * i, "]");
-      for (int rs = 0; rs < row_sets; ++rs) {
-        std::string y[2];
+      bv[ii][0] = p.reg('f');
+      bv[ii][1] = p.reg('f');
+      p.op("ld.global.nc.v2.f32 {", bv[ii][0], ", ", bv[ii][1], "}, [", bp, "+", 32 * (4 * g + ii),
+           "]");
+    }
+    for (int rs = 0; rs < row_sets; ++rs) {
+      std::vector<Activated> y;
+      for (int ii = 0; ii < 4; ++ii)
         for (int j = 0; j < 2; ++j) {
           const std::string v = p.reg('f');
-          p.op("add.rn.f32 ", v, ", %acc", acc_index(rs, i, j), ", ", j ? bv1 : bv0);
-          y[j] = activate(p, act, v);
+          p.op("add.rn.f32 ", v, ", %acc", acc_index(rs, 4 * g + ii, j), ", ", bv[ii][j]);
+          y.push_back(activate(p, act, v, c.split_division));
         }
+      if (c.split_division) split_division_check(p, y);
+      std::string words[4];
+      for (int ii = 0; ii < 4; ++ii) {
         // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
-        words[rs][ii] = p.reg('r');
-        p.op("cvt.rn.bf16x2.f32 ", words[rs][ii], ", ", y[1], ", ", y[0]);
+        words[ii] = p.reg('r');
+        p.op("cvt.rn.bf16x2.f32 ", words[ii], ", ", y[2 * ii + 1].y, ", ", y[2 * ii].y);
       }
-    }
-    // Lane q of a quad holds columns 8 (4g + i) + 2q, +1 for i = 0..3; after the exchange
-    // it holds columns 8 (4g + q) .. 8 (4g + q) + 7: 16 bytes at 64 g + 16 q.
-    for (int rs = 0; rs < row_sets; ++rs) {
-      quad_transpose(p, words[rs], b1, b0);
-      p.op("st.global.v4.b32 [", dr[rs], "+", 64 * g, "], {", words[rs][0], ", ", words[rs][1],
-           ", ", words[rs][2], ", ", words[rs][3], "}");
+      // Lane q of a quad holds columns 8 (4g + i) + 2q, +1 for i = 0..3. After the full
+      // exchange it holds columns 8 (4g + q) .. 8 (4g + q) + 7: 16 bytes at 64 g + 16 q.
+      // After the half exchange, columns 8 (4g + i) + 2 (q & 2) .. + 3 for i = q & 1 and
+      // i = 2 + (q & 1): 8 bytes at 64 g + 16 (q & 1) + 4 (q & 2), and 32 bytes further.
+      if (c.store_width == 16) {
+        quad_transpose(p, words, b1, b0);
+        p.op("st.global.v4.b32 [", dr[rs], "+", 64 * g, "], {", words[0], ", ", words[1], ", ",
+             words[2], ", ", words[3], "}");
+      } else {
+        quad_transpose(p, words, b1, b0, false);
+        p.op("st.global.v2.b32 [", dr[rs], "+", 64 * g, "], {", words[0], ", ", words[1], "}");
+        p.op("st.global.v2.b32 [", dr[rs], "+", 64 * g + 32, "], {", words[2], ", ", words[3], "}");
+      }
     }
   }
 }
@@ -799,6 +870,8 @@ std::string Sm90GemmConfig::name() const {
          std::to_string(T::kM) + "x" + std::to_string(l.tile_n) + "x" + std::to_string(T::kK) +
          "_s" + std::to_string(l.stages) +
          (group_rows > 0 ? "_g" + std::to_string(group_rows) : "") +
+         (store_width != 16 ? "_w" + std::to_string(store_width) : "") +
+         (split_division && (act == Activation::Gelu || act == Activation::Silu) ? "_rcp" : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
 
@@ -813,6 +886,8 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   const Layout layout = layout_of(config);
   if (config.group_rows < 0)
     fail<BackendError>(kOp, "group_rows ", config.group_rows, " (0 or more)");
+  if (config.store_width != 8 && config.store_width != 16)
+    fail<BackendError>(kOp, "store_width ", config.store_width, " (8 or 16)");
   if (layout.stages < 2 || layout.shared_bytes > kSharedLimit)
     fail<BackendError>(kOp, layout.stages, " stages of ", layout.stage_bytes,
                        " bytes do not fit in shared memory");
@@ -826,6 +901,8 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   c.l = layout;
   c.cluster = config.cluster;
   c.group_rows = config.group_rows;
+  c.store_width = config.store_width;
+  c.split_division = config.split_division;
   const std::string tid = p.reg('r'), raw = p.reg('r'), up = p.reg('r'), first = p.reg('p');
   const std::string ma = p.reg('d'), mb = p.reg('d'), tmap_a = p.reg('d'), tmap_b = p.reg('d');
   c.smem = p.reg('r');
@@ -993,10 +1070,17 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   CUtensorMap map_a{}, map_b{};
   sm90_gemm_tensor_maps(args, map_a, map_b);
 
-  const Sm90GemmConfig config{.act = args.act,
-                              .cluster = cluster,
-                              .ptx_major = dev.props().ptx_isa_major,
-                              .ptx_minor = dev.props().ptx_isa_minor};
+  Sm90GemmConfig config{.act = args.act, .cluster = cluster};
+  if (args.kernel) {
+    config = *args.kernel;
+    if (config.act != args.act || config.cluster != cluster)
+      fail<InvalidArgument>(kOp, "the kernel's activation and cluster (",
+                            activation_name(config.act), ", ", config.cluster,
+                            ") differ from the call's (", activation_name(args.act), ", ", cluster,
+                            ")");
+  }
+  config.ptx_major = dev.props().ptx_isa_major;
+  config.ptx_minor = dev.props().ptx_isa_minor;
   const Layout layout = layout_of(config);
   const std::string name = config.name();
   const CUfunction f = dev.kernels().get_or_build(name + "_isa" + dev.props().ptx_version(), [&] {
@@ -1018,7 +1102,7 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
 }
 
 Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act,
-                          int max_ctas, int cluster) {
+                          int max_ctas, int cluster, const Sm90GemmConfig* kernel) {
   if (a.dim() != 2 || b.dim() != 2 || bias.dim() != 1)
     fail<InvalidArgument>(kOp, "needs a [m, k], b [k, n] and bias [n]");
   if (a.dtype() != DType::BF16 || b.dtype() != DType::BF16 || bias.dtype() != DType::F32)
@@ -1042,7 +1126,8 @@ Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, 
                                                           .k = k,
                                                           .act = act,
                                                           .max_ctas = max_ctas,
-                                                          .cluster = cluster});
+                                                          .cluster = cluster,
+                                                          .kernel = kernel});
   return out;
 }
 

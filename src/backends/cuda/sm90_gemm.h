@@ -9,18 +9,23 @@
 // It takes M a multiple of 128, N a multiple of 256 and K a multiple of 64 only
 // (BackendLimitation otherwise). bench/gpu/sm90_gemm_probe.cpp checks it against
 // matmul_bias_activation's cuBLASLt path (bit for bit equal in every case it checks) and
-// times it. On an H200 (driver 580, 700 W limit: SM clocks 1.3-1.6 GHz under this load),
-// its time over the plain cuBLASLt matmul's, clusters of 1 / 2, one run each:
-//   8192 x 4096 x 4096: none 1.030 / 1.009, relu 1.017 / 1.030, gelu 1.104 / 1.080,
-//                       silu 1.042 / 1.032;
-//   8192 x 8192 x 8192: none 0.962 / 1.013, relu 0.936 / 0.990, gelu 0.991 / 1.022,
-//                       silu 0.962 / 1.015;
-//   4096 x 4096 x 4096: none 1.007 / 1.013, relu 1.015 / 1.022, gelu 1.097 / 1.082,
-//                       silu 1.045 / 1.052.
-// Repeated runs of one kernel moved by up to 3%. The first version (cooperative, 4-byte
-// stores) took 1.08-1.13 at the first shape. What keeps gelu and silu above none is the
-// epilogue's arithmetic itself: the GPU runs at its power limit, so the extra work costs
-// clock even where it overlaps the products (ping-pong).
+// times it. On an H200 (driver 580, 700 W limit: SM clocks 1.2-1.4 GHz under this load),
+// its time over the plain cuBLASLt matmul's at 8192 x 4096 x 4096, clusters of 1 / 2, the
+// median of 31 rounds interleaved with the matmul and the variants below:
+//   none 1.004 / 1.005, relu 0.998 / 1.007, gelu 1.050 / 1.045, silu 1.003 / 1.006;
+// the previous epilogue (16-byte stores, div.full.f32) in the same rounds: none 1.006 /
+// 1.007, relu 1.003 / 1.019, gelu 1.077 / 1.098, silu 1.057 / 1.057. In the same rounds of
+// two runs, the split division (Sm90GemmConfig::split_division) took 0.3-1.2% off gelu
+// and 0.9-1.5% off silu (with 8-byte stores), the 8-byte stores (store_width) 0.2-1.6% off
+// none and relu, 0.3-4% off gelu and silu. Whole runs move by 2-3% (silu's 1.057 was 1.033
+// in the run before). With the previous epilogue, one run
+// each: 8192 x 8192 x 8192 none 0.962 / 1.013, relu 0.936 / 0.990, gelu 0.991 / 1.022, silu
+// 0.962 / 1.015; 4096 x 4096 x 4096 none 1.007 / 1.013, relu 1.015 / 1.022, gelu 1.097 /
+// 1.082, silu 1.045 / 1.052. The first version (cooperative, 4-byte stores) took 1.08-1.13
+// at the first shape. What keeps gelu above none is the epilogue's arithmetic itself: the
+// GPU runs at its power limit, so the extra work costs clock even where it overlaps the
+// products (ping-pong); each f32 instruction executed per element (not predicated off)
+// costs roughly 0.5-1%, and gelu's formula has 11 of them (silu's 6).
 //
 // The kernel (sm90_gemm.cpp has the details):
 //  - one CTA of 384 threads per SM, persistent over work units, K in steps of 64: unit u,
@@ -33,7 +38,7 @@
 //  - warpgroups 1 and 2 are the consumers, by default ping-pong: each takes every other
 //    tile of 128 x 128 outputs (two wgmma.mma_async m64n128k16 per k step, 128 f32
 //    accumulators per thread), their main loops taking turns so that one's epilogue (bias,
-//    activation, BF16, 16-byte stores from registers) runs while the other's products do;
+//    activation, BF16, 8-byte stores from registers) runs while the other's products do;
 //    6 stages of 32 KiB. (Cooperative: both on one 128 x 256 tile, 64 rows each with
 //    m64n256k16, 4 stages of 48 KiB.)
 //  - the stages are handed over through mbarriers: full[s] (producer's expect_tx, completed
@@ -86,10 +91,21 @@ struct Sm90GemmConfig {
   // g > 0, groups of g unit rows taken M fastest inside a group, so that the tiles in
   // flight at once span fewer columns of B.
   int group_rows = 16;
+  // Bytes each lane stores per row and st.global: 16, after a 4 x 4 word exchange among the
+  // lanes of a quad (two shuffle rounds); 8, after a 2 x 2 exchange between lane pairs (one
+  // round: half the selects and shuffles), each quad still writing whole 32-byte sectors.
+  int store_width = 8;
+  // Gelu, Silu: x / den (den = 1 + exp(-z) >= 1) as x * rcp.approx.ftz(den) for every den in
+  // [1, 2^126], where div.full.f32 takes that very reciprocal and product (it scales both
+  // operands by 1/4 only above 2^126, and by 2^24 only below 2^-126); one setp per quotient
+  // checks the range, and a batch of 8 with any den above it (or NaN) is redone with
+  // div.full.f32. The probe checks the equality on the GPU for every den in the range.
+  bool split_division = true;
 
-  // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16" (the defaults),
-  // "sm90_gemm_bf16_gelu_128x256x64_s4" (cooperative, N fastest); "_c2" appended for
-  // clusters of 2.
+  // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp" (the
+  // defaults; "_w8" for 8-byte stores, "_rcp" for split division where the activation
+  // divides), "sm90_gemm_bf16_gelu_128x256x64_s4" (cooperative, N fastest, store_width 16,
+  // no split division); "_c2" appended for clusters of 2.
   std::string name() const;
 };
 
@@ -123,6 +139,9 @@ struct Sm90GemmArgs {
   Activation act = Activation::None;
   int max_ctas = 0;  // grid size cap; 0: one CTA per SM (tests use 1 to run many tiles per CTA)
   int cluster = 0;   // 1 or 2 (Sm90GemmConfig::cluster); 0: 2 where m % 256 == 0, else 1
+  // The kernel to run (its act must be `act`, its cluster the one sm90_gemm_cluster
+  // chooses); null: the default configuration for them.
+  const Sm90GemmConfig* kernel = nullptr;
 };
 
 // The cluster size sm90_gemm_bias_act uses for args.
@@ -148,7 +167,9 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args);
 
 // The same on tensors: a BF16 [m, k], b BF16 [k, n], bias F32 [n], all contiguous on one
 // CUDA device. Returns D, a new BF16 [m, n] tensor.
+// `kernel` as in Sm90GemmArgs.
 Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act,
-                          int max_ctas = 0, int cluster = 0);
+                          int max_ctas = 0, int cluster = 0,
+                          const Sm90GemmConfig* kernel = nullptr);
 
 }  // namespace numr::cuda
