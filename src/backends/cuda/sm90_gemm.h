@@ -5,7 +5,7 @@
 // A and B row-major BF16, bias F32, D row-major BF16, accumulation in f32, act one of
 // None, Relu, Gelu (tanh form), Silu, evaluated in f32 with one rounding to BF16.
 //
-// A prototype: gemm_epilogue_own.h sends it the matmul_bias_activation calls it can take.
+// gemm_epilogue_own.h sends it the matmul_bias_activation calls it can take.
 // It takes M a multiple of 128, N a multiple of 256 and K a multiple of 64 only
 // (BackendLimitation otherwise). bench/gpu/sm90_gemm_probe.cpp checks it against
 // matmul_bias_activation's cuBLASLt path (bit for bit equal in every case it checks) and
