@@ -9,7 +9,8 @@
 //   (kernels().epilogue_rows) finishes the block from there.
 // - F64 and small products: the BLAS (through cpu::matmul) computes blocks of rows of at
 //   most kStageBytes, and the pool finishes each block before the next is computed.
-// As in matmul.cpp, numr's pool splits the work and oneDNN runs single-threaded per block.
+// As in matmul.cpp, numr's pool splits the work and oneDNN runs single-threaded per block;
+// row blocks of one product share one packed b when it is large (onednn_packed_b.h).
 #include "backends/cpu/gemm_epilogue.h"
 
 #include <omp.h>
@@ -28,6 +29,7 @@
 #include "backends/cpu/gemm_support.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/matmul.h"
+#include "backends/cpu/onednn_packed_b.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
 
@@ -43,10 +45,11 @@ using Buffer = ScratchBuffer;
 constexpr int64_t kStageBytes = int64_t(2) << 20;
 
 struct ThreadBuffers {
-  Buffer a{kOp}, b{kOp}, stage{kOp}, scratchpad{kOp};
+  Buffer a{kOp}, b{kOp}, packed_b{kOp}, stage{kOp}, scratchpad{kOp};
   void trim() {
     a.trim();
     b.trim();
+    packed_b.trim();
     stage.trim();
     scratchpad.trim();
   }
@@ -142,7 +145,8 @@ struct Mode {
 
 struct Entry {
   std::unique_ptr<dnnl::matmul> primitive;
-  bool fast = false;  // not oneDNN's scalar reference implementation
+  bool fast = false;      // not oneDNN's scalar reference implementation
+  bool b_packed = false;  // made for the layout oneDNN picked for b (PackedB)
   memory::desc a, b, bias, dst, res, scratchpad;
   int res_arg = 0;
 };
@@ -215,6 +219,19 @@ class OnednnEpilogue {
     per_ = ((extent + tasks - 1) / tasks + align - 1) / align * align;
     tasks = (extent + per_ - 1) / per_;
     extent_ = extent;
+    step_ = per_;
+    if (mode_.staged && !mode_.stage_is_pre) {
+      // Bytes of stage per unit of the split extent (an item, a row or a column).
+      const int64_t unit = (split_ == Split::Batch  ? p_.m * p_.n
+                            : split_ == Split::Rows ? p_.nb * p_.n
+                                                    : p_.nb * p_.m) *
+                           int64_t(sizeof(float));
+      step_ = std::max<int64_t>(align, kStageBytes / std::max<int64_t>(unit, 1) / align * align);
+    }
+    // Row blocks of one product that all read the whole of b: b is packed once (PackedB).
+    want_packed_b_ = split_ == Split::Rows && p_.nb == 1 &&
+                     PackedB::worth_it((tasks - 1) + (per_ + step_ - 1) / step_,
+                                       p_.k * p_.n * int64_t(dtype_size(a_.dtype)));
 
     OmpThreads omp_threads(1);
     try {
@@ -240,18 +257,8 @@ class OnednnEpilogue {
   // Task t's share, in blocks whose staged product fits kStageBytes.
   bool run_task(int64_t t, bool execute) {
     const int64_t lo = t * per_, hi = std::min(extent_, lo + per_);
-    int64_t step = hi - lo;
-    if (mode_.staged && !mode_.stage_is_pre) {
-      // Bytes of stage per unit of the split extent (an item, a row or a column).
-      const int64_t unit = (split_ == Split::Batch  ? p_.m * p_.n
-                            : split_ == Split::Rows ? p_.nb * p_.n
-                                                    : p_.nb * p_.m) *
-                           int64_t(sizeof(float));
-      const int64_t align = split_ == Split::Batch ? 1 : 16;
-      step = std::max<int64_t>(align, kStageBytes / std::max<int64_t>(unit, 1) / align * align);
-    }
-    for (int64_t s = lo; s < hi; s += step) {
-      const int64_t e = std::min(hi, s + step);
+    for (int64_t s = lo; s < hi; s += step_) {
+      const int64_t e = std::min(hi, s + step_);
       bool ok = false;
       switch (split_) {
         case Split::Batch: ok = block(s, e, 0, p_.m, 0, p_.n, execute); break;
@@ -263,25 +270,31 @@ class OnednnEpilogue {
     return true;
   }
 
-  // Items [b0, b1), rows [r0, r1), columns [c0, c1) of out.
-  bool block(int64_t b0, int64_t b1, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-             bool execute) {
-    const int64_t nbk = b1 - b0, mb = r1 - r0, cb = c1 - c0, k = p_.k, n = p_.n;
+  // An operand's block as oneDNN sees it: nbk items (1 where shared) of rows x cols.
+  memory::desc operand_desc(const Operand& op, int64_t nbk, int64_t rows, int64_t cols) const {
+    const int64_t dense = op.cs == 1 ? rows * op.rs : cols * op.cs;
+    const int64_t items = op.bs == 0 ? 1 : nbk;
+    return memory::desc({items, rows, cols}, mdt_, {items == 1 ? dense : op.bs, op.rs, op.cs});
+  }
+  // b's block as given; 2-D for a primitive that packs it (PackedB::two_d).
+  memory::desc plain_b_desc(int64_t nbk, int64_t cb, bool two_d) const {
+    const memory::desc d = operand_desc(b_, nbk, p_.k, cb);
+    return two_d ? PackedB::two_d(d) : d;
+  }
+
+  // The primitive for a block of nbk items, mb rows and cb columns (see block()); with
+  // pack_b (one item), one made with 2-D descriptors that picks b's layout.
+  const Entry& entry(int64_t nbk, int64_t mb, int64_t cb, bool pack_b) {
+    const int64_t k = p_.k, n = p_.n;
     const int64_t item = p_.m * n;  // out's batch stride (folded: one item)
     const bool to_stage = mode_.staged && !mode_.stage_is_pre;
     const Key key = {int64_t(mdt_), nbk, mb, cb, k, a_.bs, a_.rs, a_.cs, b_.bs, b_.rs, b_.cs,
                      n, item, int64_t(c_.act), mode_.staged, mode_.stage_is_pre,
-                     mode_.dnnl_bias, mode_.dnnl_act, mode_.dnnl_res};
-    const Entry& entry = primitive_cache().get(key, [&] {
-      auto operand_desc = [&](const Operand& op, int64_t rows, int64_t cols) {
-        const int64_t dense = op.cs == 1 ? rows * op.rs : cols * op.cs;
-        const int64_t items = op.bs == 0 ? 1 : nbk;
-        return memory::desc({items, rows, cols}, mdt_,
-                            {items == 1 ? dense : op.bs, op.rs, op.cs});
-      };
+                     mode_.dnnl_bias, mode_.dnnl_act, mode_.dnnl_res, pack_b};
+    return primitive_cache().get(key, [&] {
       auto e = std::make_unique<Entry>();
-      e->a = operand_desc(a_, mb, k);
-      e->b = operand_desc(b_, k, cb);
+      e->a = operand_desc(a_, nbk, mb, k);
+      e->b = plain_b_desc(nbk, cb, false);
       const memory::dims out_strides = {nbk == 1 ? mb * n : item, n, 1};
       e->dst = to_stage ? memory::desc({nbk, mb, cb}, memory::data_type::f32,
                                        {mb * cb, cb, 1})
@@ -289,6 +302,13 @@ class OnednnEpilogue {
                                        mode_.staged ? memory::data_type::f32 : mdt_,
                                        out_strides);
       if (mode_.dnnl_bias) e->bias = memory::desc({1, 1, cb}, mdt_, {cb, cb, 1});
+      if (pack_b) {
+        e->b_packed = true;
+        e->a = PackedB::two_d(e->a);
+        e->b = PackedB::any_layout(plain_b_desc(nbk, cb, true));
+        e->dst = PackedB::two_d(e->dst);
+        if (mode_.dnnl_bias) e->bias = PackedB::two_d(e->bias);
+      }
       dnnl::post_ops ops;
       int n_ops = 0;
       if (mode_.dnnl_act && c_.act != Activation::None) {
@@ -299,6 +319,7 @@ class OnednnEpilogue {
       }
       if (mode_.dnnl_res) {
         e->res = memory::desc({nbk, mb, cb}, mdt_, out_strides);
+        if (pack_b) e->res = PackedB::two_d(e->res);
         ops.append_binary(dnnl::algorithm::binary_add, e->res);
         e->res_arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(n_ops) | DNNL_ARG_SRC_1;
         ++n_ops;
@@ -314,12 +335,33 @@ class OnednnEpilogue {
         e->fast = std::strncmp(pd.impl_info_str(), "ref", 3) != 0;
         e->primitive = std::make_unique<dnnl::matmul>(pd);
         e->scratchpad = pd.scratchpad_desc();
+        e->b = pd.weights_desc();
       } catch (const dnnl::error&) {
         // No implementation for this combination: the caller takes another mode.
       }
       return e;
     });
-    if (!execute) return entry.fast;
+  }
+
+  // Items [b0, b1), rows [r0, r1), columns [c0, c1) of out.
+  bool block(int64_t b0, int64_t b1, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+             bool execute) {
+    const int64_t nbk = b1 - b0, mb = r1 - r0, cb = c1 - c0, n = p_.n;
+    const int64_t item = p_.m * n;  // out's batch stride (folded: one item)
+    const bool to_stage = mode_.staged && !mode_.stage_is_pre;
+    const Entry* found = &entry(nbk, mb, cb, want_packed_b_);
+    if (!execute) {
+      // The probe of the first block, on the calling thread before any block runs.
+      if (found->fast && found->b_packed)
+        packed_b_.pack(plain_b_desc(1, cb, true), b_.data, found->b, thread_buffers().packed_b);
+      return found->fast;
+    }
+    // A block whose primitive wants b in another layout than the packed one (a ragged last
+    // block may) takes b as it is.
+    const bool use_packed = found->b_packed && packed_b_.fits(found->b);
+    if (found->b_packed && !use_packed && !(found->b == plain_b_desc(nbk, cb, true)))
+      found = &entry(nbk, mb, cb, false);
+    const Entry& entry = *found;
     if (!entry.primitive) fail<BackendError>(kOp, "oneDNN has no matmul for a block of this shape");
 
     dnnl::engine& engine = onednn_engine();
@@ -336,7 +378,9 @@ class OnednnEpilogue {
       stage = at(c_.pre, out_off);
     }
     memory a_mem(entry.a, engine, const_cast<char*>(a_.data + (b0 * a_.bs + r0 * a_.rs) * es));
-    memory b_mem(entry.b, engine, const_cast<char*>(b_.data + (b0 * b_.bs + c0 * b_.cs) * es));
+    memory b_mem(entry.b, engine,
+                 use_packed ? packed_b_.data()
+                            : const_cast<char*>(b_.data + (b0 * b_.bs + c0 * b_.cs) * es));
     memory d_mem(entry.dst, engine, stage ? stage : at(c_.out, out_off));
     memory s_mem(entry.scratchpad, engine,
                  tb.scratchpad.get(std::max<size_t>(entry.scratchpad.get_size(), 1)));
@@ -379,7 +423,9 @@ class OnednnEpilogue {
   Problem p_;
   memory::data_type mdt_;
   Split split_ = Split::Rows;
-  int64_t per_ = 1, extent_ = 1;
+  int64_t per_ = 1, extent_ = 1, step_ = 1;
+  bool want_packed_b_ = false;
+  PackedB packed_b_;
 };
 
 bool try_onednn(const GemmEpilogueCall& c, const Problem& p) {

@@ -19,6 +19,7 @@
 
 #include "backends/cpu/gemm_support.h"
 #include "backends/cpu/kernels/kernels.h"
+#include "backends/cpu/onednn_packed_b.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
 
@@ -29,7 +30,7 @@ using dnnl::memory;
 using Buffer = ScratchBuffer;
 
 struct ThreadBuffers {
-  Buffer a, b, scratchpad;
+  Buffer a, b, packed_b, scratchpad;
 };
 ThreadBuffers& thread_buffers() {
   thread_local ThreadBuffers t;
@@ -118,6 +119,7 @@ std::vector<BatchDim> merged_batch(const Shape& out_shape, const Operand& a, con
 struct Entry {
   std::unique_ptr<dnnl::matmul> primitive;  // null when only the reference kernel applies
   memory::desc a, b, out, scratchpad;
+  bool b_packed = false;  // made for the layout oneDNN picked for b (PackedB)
 };
 
 // The cache key: every number that shaped the primitive.
@@ -125,26 +127,31 @@ using Key = std::vector<int64_t>;
 
 class PrimitiveCache {
  public:
+  // With pack_b (one item: 3-D descriptors of batch 1), the primitive is made with 2-D
+  // descriptors and picks b's layout (with 3-D ones oneDNN keeps b's plain layout).
   const Entry& get(const Key& key, const memory::desc& a, const memory::desc& b,
-                   const memory::desc& out) {
+                   const memory::desc& out, bool pack_b) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = map_.find(key);
     if (it != map_.end()) return *it->second;
     if (map_.size() >= kMaxEntries) map_.clear();  // bounded; callers hold no references
     auto entry = std::make_unique<Entry>();
-    entry->a = a;
-    entry->b = b;
-    entry->out = out;
+    entry->a = pack_b ? PackedB::two_d(a) : a;
+    entry->b = pack_b ? PackedB::any_layout(PackedB::two_d(b)) : b;
+    entry->out = pack_b ? PackedB::two_d(out) : out;
+    entry->b_packed = pack_b;
     dnnl::primitive_attr attr;
     // With a scratchpad passed in by each caller, one primitive may run on several
     // threads at once.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, out), attr, onednn_engine());
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(entry->a, entry->b, entry->out), attr,
+                                    onednn_engine());
     // oneDNN's reference implementation is a scalar loop, far slower than numr's BLAS
     // path; such cases are left to that path.
     if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) {
       entry->primitive = std::make_unique<dnnl::matmul>(pd);
       entry->scratchpad = pd.scratchpad_desc();
+      entry->b = pd.weights_desc();
     }
     return *map_.emplace(key, std::move(entry)).first->second;
   }
@@ -202,6 +209,10 @@ bool onednn_matmul(const MatmulCall& call) {
   }
   const std::vector<BatchDim>& loops = batch;
 
+  // Set below when row blocks of one matrix product all read the whole of b.
+  bool want_packed_b = false;
+  PackedB packed_b;
+
   // One block of the product: items [b0, b1) of the inner batch, rows [r0, r1) of out and
   // columns [c0, c1), each a sub-matrix view, run by a single-threaded primitive on the
   // calling thread. Returns false when oneDNN has only its reference kernel for it.
@@ -218,11 +229,26 @@ bool onednn_matmul(const MatmulCall& call) {
     const memory::desc a_md = operand_desc(a, mb, k, inner.sa);
     const memory::desc b_md = operand_desc(b, k, cb, inner.sb);
     const memory::desc o_md({nb, mb, cb}, mdt, {nb == 1 ? mb * n : inner.so, n, 1});
-    const Key key = {int64_t(dt), nb, mb, cb, k, inner.sa, inner.sb, inner.so, n,
-                     a.rs,        a.cs, b.rs, b.cs};
-    const Entry& entry = primitive_cache().get(key, a_md, b_md, o_md);
+    auto entry_for = [&](bool pack_b) -> const Entry& {
+      const Key key = {int64_t(dt), nb,   mb,   cb,   k,    inner.sa, inner.sb,
+                       inner.so,    n,    a.rs, a.cs, b.rs, b.cs, pack_b};
+      return primitive_cache().get(key, a_md, b_md, o_md, pack_b);
+    };
+    const Entry* found = &entry_for(want_packed_b);
+    if (!found->primitive) return false;
+    if (!execute) {
+      // The probe of the first block, on the calling thread before any block runs.
+      if (found->b_packed)
+        packed_b.pack(PackedB::two_d(b_md), b.data, found->b, thread_buffers().packed_b);
+      return true;
+    }
+    // A block whose primitive wants b in another layout than the packed one (a ragged last
+    // block may) takes b as it is.
+    const bool use_packed = found->b_packed && packed_b.fits(found->b);
+    if (found->b_packed && !use_packed && !(found->b == PackedB::two_d(b_md)))
+      found = &entry_for(false);
+    const Entry& entry = *found;
     if (!entry.primitive) return false;
-    if (!execute) return true;
 
     dnnl::engine& engine = onednn_engine();
     thread_local dnnl::stream stream(engine);
@@ -240,7 +266,8 @@ bool onednn_matmul(const MatmulCall& call) {
       a_mem.set_data_handle(
           const_cast<char*>(a0 + batch_offset(loops, idx, &BatchDim::sa) * esize));
       b_mem.set_data_handle(
-          const_cast<char*>(b0p + batch_offset(loops, idx, &BatchDim::sb) * esize));
+          use_packed ? packed_b.data()
+                     : const_cast<char*>(b0p + batch_offset(loops, idx, &BatchDim::sb) * esize));
       o_mem.set_data_handle(o0 + batch_offset(loops, idx, &BatchDim::so) * esize);
       entry.primitive->execute(stream, {{DNNL_ARG_SRC, a_mem},
                                         {DNNL_ARG_WEIGHTS, b_mem},
@@ -259,7 +286,8 @@ bool onednn_matmul(const MatmulCall& call) {
   // pools (OpenBLAS's, another process's) a 0.1 ms product then took 10-15 ms here. So
   // oneDNN runs single-threaded and numr's pool, whose idle threads sleep, splits the
   // product: over the inner batch when it has enough items, else over the longer of out's
-  // rows and columns (each block then packs its own share of the other operand).
+  // rows and columns (each block then packs its own share of the other operand, except
+  // that row blocks of one product share one packed b when it is large: PackedB).
   const int64_t macs_per_item = m * n * k;
   const double total = double(macs_per_item) * double(inner.size) *
                        double(out.numel() / std::max<int64_t>(1, m * n * inner.size));
@@ -288,6 +316,9 @@ bool onednn_matmul(const MatmulCall& call) {
     return false;
   };
 
+  want_packed_b = split == Split::Rows && loops.empty() && inner.size == 1 &&
+                  PackedB::worth_it(tasks, k * n * esize);
+
   OmpThreads omp_threads(1);
   try {
     // Whether oneDNN has a fast kernel for this layout is known before anything runs.
@@ -305,6 +336,7 @@ bool onednn_matmul(const MatmulCall& call) {
   }
   buffers.a.trim();
   buffers.b.trim();
+  buffers.packed_b.trim();
   return true;
 }
 
