@@ -291,12 +291,13 @@ struct PlainIO {
   static void store(V v, T* p) { v.store(p); }
 };
 #if NUMR_ISA_LEVEL >= 3
-template <bool kBf16>
+// V: VF, or VFH for BF16 (vec.h).
+template <bool kBf16, class V = VF>
 struct HalfIO {
   using T = uint16_t;
   static constexpr bool kCanStream = false;
-  static VF load(const uint16_t* p) { return VF(vf_raw(kBf16 ? widen_b16x16(p) : widen_h16x16(p))); }
-  static void store(VF v, uint16_t* p) {
+  static V load(const uint16_t* p) { return V(vf_raw(kBf16 ? widen_b16x16(p) : widen_h16x16(p))); }
+  static void store(V v, uint16_t* p) {
     if constexpr (kBf16) narrow_b16x16(__m512(v.v), p);
     else narrow_h16x16(__m512(v.v), p);
   }

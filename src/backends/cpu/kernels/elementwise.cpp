@@ -211,10 +211,14 @@ void int_body(const Args& a, int64_t n, C* out, const C* const* in) {
 
 // ---- the driver ----
 
+// BF16 results (bf16_out) are computed in VFH: its exp is accurate enough for 8 significant
+// bits (vec.h). The same for every layout and instruction set, so a BF16 op gives the same
+// bits for a contiguous tensor and a view of it.
 template <class C>
-void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in) {
+void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in, bool bf16_out) {
   if constexpr (std::is_same_v<C, float>) {
-    float_body<VF, PlainIO<VF>>(a, n, out, in, n_in);
+    if (bf16_out) float_body<VFH, PlainIO<VFH>>(a, n, out, in, n_in);
+    else float_body<VF, PlainIO<VF>>(a, n, out, in, n_in);
   } else if constexpr (std::is_same_v<C, double>) {
     float_body<VD, PlainIO<VD>>(a, n, out, in, n_in);
   } else {
@@ -223,20 +227,23 @@ void run_body(const Args& a, int64_t n, C* out, const C* const* in, int n_in) {
 }
 
 template <class C>
-void run_body2(const Args& a, int64_t n, C* out0, C* out1, const C* const* in) {
+void run_body2(const Args& a, int64_t n, C* out0, C* out1, const C* const* in, bool bf16_out) {
   if constexpr (std::is_same_v<C, float>) {
-    float_body2<VF, PlainIO<VF>>(a, n, out0, out1, in);
+    if (bf16_out) float_body2<VFH, PlainIO<VFH>>(a, n, out0, out1, in);
+    else float_body2<VF, PlainIO<VF>>(a, n, out0, out1, in);
   } else if constexpr (std::is_same_v<C, double>) {
     float_body2<VD, PlainIO<VD>>(a, n, out0, out1, in);
   }
 }
 
 #if NUMR_ISA_LEVEL >= 3
+// BF16 results are computed in VFH, as in run_body.
 template <bool kBf16>
 void run_half(const Args& a, int64_t n, uint16_t* out, uint16_t* out2,
               const uint16_t* const* in, int n_in, int n_out) {
-  if (n_out == 2) float_body2<VF, HalfIO<kBf16>>(a, n, out, out2, in);
-  else float_body<VF, HalfIO<kBf16>>(a, n, out, in, n_in);
+  using V = std::conditional_t<kBf16, VFH, VF>;
+  if (n_out == 2) float_body2<V, HalfIO<kBf16, V>>(a, n, out, out2, in);
+  else float_body<V, HalfIO<kBf16, V>>(a, n, out, in, n_in);
 }
 #endif
 
@@ -266,6 +273,7 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
     for (int k = 0; k < n_in; ++k) half_io = half_io && call.in[size_t(k)].dtype == out_dt;
   }
 #endif
+  const bool bf16_out = out_dt == DType::BF16;
   const int64_t grain = 16384;
   const bool stream =
       out_direct && call.n_out == 1 && plan.numel * int64_t(sizeof(C)) >= kStreamBytes;
@@ -311,13 +319,13 @@ void run(const ElementwiseCall& call, const LoopPlan& plan) {
           char* po2 = out2_base + (offs[0] + j) * int64_t(dtype_size(out2_dt));
           C* o1 = out_direct ? reinterpret_cast<C*>(po) : buf_out;
           C* o2 = out2_direct ? reinterpret_cast<C*>(po2) : buf_out2;
-          run_body2<C>(args, m, o1, o2, ins);
+          run_body2<C>(args, m, o1, o2, ins, bf16_out);
           if (!out_direct) scatter_row<C>(buf_out, m, po, out_dt);
           if (!out2_direct) scatter_row<C>(buf_out2, m, po2, out2_dt);
         } else if (out_direct) {
-          run_body<C>(args, m, reinterpret_cast<C*>(po), ins, n_in);
+          run_body<C>(args, m, reinterpret_cast<C*>(po), ins, n_in, bf16_out);
         } else {
-          run_body<C>(args, m, buf_out, ins, n_in);
+          run_body<C>(args, m, buf_out, ins, n_in, bf16_out);
           scatter_row<C>(buf_out, m, po, out_dt);
         }
       }

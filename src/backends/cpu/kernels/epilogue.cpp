@@ -100,9 +100,10 @@ inline void finish_run(int64_t m, const typename V::scalar* src, const typename 
   }
 }
 
-template <class C>
+// C: the compute type; V: its vectors (VFH for BF16 results, as in elementwise.cpp, so the
+// epilogues give the bits of the unfused elementwise ops).
+template <class C, class V>
 void finish_rows(const EpilogueRows& e) {
-  using V = std::conditional_t<std::is_same_v<C, double>, VD, VF>;
   const DType dt = e.dtype;
   const bool direct = dtype_of_v<C> == dt;  // storage is the compute type
   const int64_t es = int64_t(dtype_size(dt));
@@ -180,9 +181,8 @@ inline void bwd_run(int64_t m, const typename IO::T* g, const typename IO::T* x,
   }
 }
 
-template <class C>
+template <class C, class V>
 void bias_act_bwd(const BiasActBwdCall& c) {
-  using V = std::conditional_t<std::is_same_v<C, double>, VD, VF>;
   constexpr int W = V::width;
   const DType dt = c.grad.dtype;
   const bool direct = dtype_of_v<C> == dt;
@@ -229,8 +229,8 @@ void bias_act_bwd(const BiasActBwdCall& c) {
                 const auto* g = reinterpret_cast<const uint16_t*>(g_base + off);
                 const auto* x = reinterpret_cast<const uint16_t*>(x_base + off);
                 auto* gp = reinterpret_cast<uint16_t*>(gp_base + off);
-                if (dt == DType::BF16) bwd_run<V, HalfIO<true>>(m, g, x, gp, acc, deriv);
-                else bwd_run<V, HalfIO<false>>(m, g, x, gp, acc, deriv);
+                if (dt == DType::BF16) bwd_run<V, HalfIO<true, V>>(m, g, x, gp, acc, deriv);
+                else bwd_run<V, HalfIO<false, V>>(m, g, x, gp, acc, deriv);
                 continue;
               }
             }
@@ -264,16 +264,20 @@ void bias_act_bwd(const BiasActBwdCall& c) {
 void epilogue_rows(const EpilogueRows& e) {
   if (e.rows == 0 || e.n == 0) return;
   if (e.dtype == DType::F64)
-    finish_rows<double>(e);
+    finish_rows<double, VD>(e);
+  else if (e.dtype == DType::BF16)
+    finish_rows<float, VFH>(e);
   else
-    finish_rows<float>(e);
+    finish_rows<float, VF>(e);
 }
 
 void bias_activation_bwd(const BiasActBwdCall& c) {
   if (c.grad.dtype == DType::F64)
-    bias_act_bwd<double>(c);
+    bias_act_bwd<double, VD>(c);
+  else if (c.grad.dtype == DType::BF16)
+    bias_act_bwd<float, VFH>(c);
   else
-    bias_act_bwd<float>(c);
+    bias_act_bwd<float, VF>(c);
 }
 
 }  // namespace numr::cpu::NUMR_ISA

@@ -1,6 +1,7 @@
 // SIMD number types for the CPU kernels: VF (float lanes) and VD (double lanes), with
 // masks, arithmetic operators and the primitive functions the formulas in src/math call
 // (from SLEEF, 1-ULP variants). Instantiating a formula with VF or VD gives the kernel.
+// VFH is VF for results rounded to BF16: the same except for a cheaper exp (see there).
 #pragma once
 
 #include <immintrin.h>
@@ -134,8 +135,8 @@ NUMR_CMP(cmp_ne, _CMP_NEQ_UQ)
 #undef NUMR_CMP
 
 // Lanes of S with mask type M; arithmetic through GCC's vector extensions, comparisons and
-// selects through the intrinsics above.
-template <class S, class R, class M, int W>
+// selects through the intrinsics above. kForBf16 marks VFH, whose exp differs.
+template <class S, class R, class M, int W, bool kForBf16 = false>
 struct Vec {
   using scalar = S;
   using Mask = M;
@@ -183,6 +184,7 @@ struct Vec {
 
 using VF = Vec<float, vf_raw, MaskF, kWF>;
 using VD = Vec<double, vd_raw, MaskD, kWD>;
+using VFH = Vec<float, vf_raw, MaskF, kWF, true>;
 
 // ---- horizontal reductions: log2(width) shuffle steps, not a lane-by-lane chain ----
 
@@ -237,7 +239,8 @@ inline double sum_lanes_double(VD x) { return sum_raw_double<kWD>(x.v); }
   }                                                                                 \
   inline VD name(VD x) {                                                            \
     return VD(vd_raw(NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD(x.v))));         \
-  }
+  }                                                                                 \
+  inline VFH name(VFH x) { return VFH(name(VF(x.v)).v); }
 #define NUMR_VMATH2(name, sleef_name, acc)                                          \
   extern "C" SleefF NUMR_SLEEF_X(sleef_name, NUMR_FW, acc)(SleefF, SleefF) __attribute__((const)); \
   extern "C" SleefD NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD, SleefD) __attribute__((const)); \
@@ -246,7 +249,8 @@ inline double sum_lanes_double(VD x) { return sum_raw_double<kWD>(x.v); }
   }                                                                                 \
   inline VD name(VD x, VD y) {                                                      \
     return VD(vd_raw(NUMR_SLEEF_X(sleef_name, NUMR_DW, acc)(SleefD(x.v), SleefD(y.v)))); \
-  }
+  }                                                                                 \
+  inline VFH name(VFH x, VFH y) { return VFH(name(VF(x.v), VF(y.v)).v); }
 NUMR_VMATH1(cbrt, cbrt, _u10)
 NUMR_VMATH1(exp_sleef, exp, _u10)
 NUMR_VMATH1(exp2, exp2, _u10)
@@ -295,36 +299,53 @@ inline VD sqrt(VD x) {
   return VD(vd_raw(_mm_sqrt_pd(SleefD(x.v))));
 #endif
 }
+inline VFH sqrt(VFH x) { return VFH(sqrt(VF(x.v)).v); }
 #undef NUMR_VMATH2
 
 // exp of float lanes, inlined (a library call costs more than the arithmetic, and every
 // live vector is spilled around it): x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts),
-// e^r from a degree-6 polynomial (the Cephes expf coefficients), times 2^n. Within
-// 1.25 ULP of the true value over every float (a sweep of one bit pattern in 97); results
-// below the normal range are subnormals, correctly rounded once, and above it +inf; NaN
-// stays NaN. Doubles keep SLEEF's.
-inline VF exp(VF x) {
+// e^r from a polynomial, times 2^n. Results below the normal range are subnormals,
+// correctly rounded once, and above it +inf; NaN stays NaN. Doubles keep SLEEF's.
+// - VF: degree 6 (the Cephes expf coefficients), within 1.25 ULP of the true value over
+//   every float (a sweep of one bit pattern in 97).
+// - VFH, for results rounded to BF16 (8 significant bits): degree 4, e^r = 1 + r + r^2 q(r)
+//   with q fitted for the least maximum relative error, 5.3e-6 (2^-17.5) on the interval;
+//   with the float rounding, within 2^-17 of the true value. A BF16 result computed from it
+//   then differs from the correctly rounded one by at most 1 BF16 ULP, and only within
+//   2^-17 of a rounding midpoint (about 0.4% of random inputs). BF16 silu took 25% less
+//   time with it (memory-bound no longer at [4096, 4096] on this CPU).
+template <int kDegree>
+inline VF exp_poly(VF x) {
   const VF lo(-104.0f), hi(89.0f);  // beyond them the result is 0 or +inf anyway
-  x = select(x < lo, lo, select(x > hi, hi, x));  // NaN compares false: it stays
-  VF p(1.9875691500e-4f);
 #if NUMR_ISA_LEVEL >= 3
-  // (The zero-masked forms: GCC 12's unmasked ones start from an undefined register.)
-  const VF n(vf_raw(_mm512_maskz_roundscale_ps(__mmask16(0xFFFF),
-                                               __m512((x * VF(1.44269504088896341f)).v),
+  // max/min return their second operand when one is NaN: NaN stays. (The zero-masked
+  // forms: GCC 12's unmasked ones start from an undefined register.)
+  constexpr __mmask16 kAll = 0xFFFF;
+  x = VF(vf_raw(_mm512_maskz_min_ps(kAll, __m512(hi.v),
+                                    _mm512_maskz_max_ps(kAll, __m512(lo.v), __m512(x.v)))));
+  const VF n(vf_raw(_mm512_maskz_roundscale_ps(kAll, __m512((x * VF(1.44269504088896341f)).v),
                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
 #else
+  x = select(x < lo, lo, select(x > hi, hi, x));  // NaN compares false: it stays
   const VF magic(12582912.0f);  // 1.5 * 2^23: adding it rounds to an integer
   const VF n = (x * VF(1.44269504088896341f) + magic) - magic;
 #endif
   const VF r = (x - n * VF(0.693359375f)) - n * VF(-2.12194440e-4f);
-  p = p * r + VF(1.3981999507e-3f);
-  p = p * r + VF(8.3334519073e-3f);
-  p = p * r + VF(4.1665795894e-2f);
-  p = p * r + VF(1.6666665459e-1f);
-  p = p * r + VF(5.0000001201e-1f);
+  VF p;
+  if constexpr (kDegree == 6) {
+    p = VF(1.9875691500e-4f) * r + VF(1.3981999507e-3f);
+    p = p * r + VF(8.3334519073e-3f);
+    p = p * r + VF(4.1665795894e-2f);
+    p = p * r + VF(1.6666665459e-1f);
+    p = p * r + VF(5.0000001201e-1f);
+  } else {
+    static_assert(kDegree == 4);
+    p = VF(4.127774647e-2f) * r + VF(1.675351395e-1f);
+    p = p * r + VF(5.000511603e-1f);
+  }
   p = p * (r * r) + (r + VF(1.0f));
 #if NUMR_ISA_LEVEL >= 3
-  return VF(vf_raw(_mm512_maskz_scalef_ps(__mmask16(0xFFFF), __m512(p.v), __m512(n.v))));
+  return VF(vf_raw(_mm512_maskz_scalef_ps(kAll, __m512(p.v), __m512(n.v))));
 #else
   // 2^n as two normal powers of two, n1 + n2 = n: p 2^n1 is exact, the second product
   // rounds once (into the subnormals, or to +inf, where the true value lies there).
@@ -337,6 +358,8 @@ inline VF exp(VF x) {
   return VF((p.v * s1) * s2);
 #endif
 }
+inline VF exp(VF x) { return exp_poly<6>(x); }
+inline VFH exp(VFH x) { return VFH(exp_poly<4>(VF(x.v)).v); }
 inline VD exp(VD x) { return exp_sleef(x); }
 
 }  // namespace numr::cpu::NUMR_ISA
