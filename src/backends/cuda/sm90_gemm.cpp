@@ -109,6 +109,7 @@
 #include "backends/cuda/driver.h"
 #include "backends/cuda/launch.h"
 #include "backends/cuda/module.h"
+#include "math/elementwise.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -183,11 +184,11 @@ class Ptx {
 };
 
 // act(v) in f32, in the operations and order that numr's formulas (math/elementwise.h)
-// take in its BF16 kernels (fast_math.h: exp as ex2.approx.ftz of x log2(e), division as
-// div.full), so that for equal pre-activations the results match matmul_bias_activation's
-// bit for bit:
+// take in its BF16 kernels (fast_math.h: exp as ex2.approx.ftz of x log2(e), exp2 as
+// ex2.approx.ftz, division as div.full), so that for equal pre-activations the results
+// match matmul_bias_activation's bit for bit:
 //   relu(x) = x < 0 ? 0 : x,  silu(x) = x / (1 + exp(-x)),
-//   gelu(x) = x / (1 + exp(-(k0 (x + k1 x x x)))),  k0 = 2 sqrt(2/pi), k1 = 0.044715.
+//   gelu(x) = x / (1 + exp2(x fma(g1, x x, g0))),  g0, g1 = math::kGeluG0, kGeluG1.
 //
 // With split division, x / den is x * rcp.approx(den) here and the quotient's operands are
 // returned too (`den` set), for split_division_check to redo with div.full.f32 where den
@@ -198,13 +199,9 @@ struct Activated {
 };
 
 Activated activate(Ptx& p, Activation act, const std::string& x, bool split_division) {
-  const std::string log2e = f32_hex(float(1.4426950408889634));
-  // x / (1 + exp(-z))
-  auto x_over_one_plus_exp_neg = [&](const std::string& z) {
-    const std::string nz = p.reg('f'), a = p.reg('f'), e = p.reg('f'), den = p.reg('f'),
-                      y = p.reg('f');
-    p.op("neg.f32 ", nz, ", ", z);
-    p.op("mul.rn.f32 ", a, ", ", nz, ", ", log2e);
+  // x / (1 + 2^a)
+  auto x_over_one_plus_exp2 = [&](const std::string& a) {
+    const std::string e = p.reg('f'), den = p.reg('f'), y = p.reg('f');
     p.op("ex2.approx.ftz.f32 ", e, ", ", a);
     p.op("add.rn.f32 ", den, ", ", e, ", 0f3F800000");
     if (!split_division) {
@@ -224,16 +221,19 @@ Activated activate(Ptx& p, Activation act, const std::string& x, bool split_divi
       p.op("selp.f32 ", y, ", 0f00000000, ", x, ", ", neg);
       return Activated{y, "", ""};
     }
-    case Activation::Silu: return x_over_one_plus_exp_neg(x);
-    case Activation::Gelu: {
-      const std::string a = p.reg('f'), b = p.reg('f'), c = p.reg('f'), u = p.reg('f'),
-                        z = p.reg('f');
-      p.op("mul.rn.f32 ", a, ", ", x, ", ", f32_hex(float(0.044715)));
-      p.op("mul.rn.f32 ", b, ", ", a, ", ", x);
-      p.op("mul.rn.f32 ", c, ", ", b, ", ", x);
-      p.op("add.rn.f32 ", u, ", ", x, ", ", c);
-      p.op("mul.rn.f32 ", z, ", ", u, ", ", f32_hex(float(2 * 0.7978845608028654)));
-      return x_over_one_plus_exp_neg(z);
+    case Activation::Silu: {  // exp(-x) = 2^(-x log2(e))
+      const std::string nx = p.reg('f'), a = p.reg('f');
+      p.op("neg.f32 ", nx, ", ", x);
+      p.op("mul.rn.f32 ", a, ", ", nx, ", ", f32_hex(float(1.4426950408889634)));
+      return x_over_one_plus_exp2(a);
+    }
+    case Activation::Gelu: {  // a = x (g0 + g1 x^2), math::gelu_exp2_arg
+      const std::string x2 = p.reg('f'), t = p.reg('f'), a = p.reg('f');
+      p.op("mul.rn.f32 ", x2, ", ", x, ", ", x);
+      p.op("fma.rn.f32 ", t, ", ", f32_hex(float(math::kGeluG1)), ", ", x2, ", ",
+           f32_hex(float(math::kGeluG0)));
+      p.op("mul.rn.f32 ", a, ", ", x, ", ", t);
+      return x_over_one_plus_exp2(a);
     }
     default: break;
   }
