@@ -30,15 +30,6 @@ const std::vector<std::array<int64_t, 3>>& sizes() {
   return s;
 }
 
-// Values in [-1, 1], so products stay below 1 as accumulation_tolerance assumes.
-InputSpec spec_of(Layout l = Layout::Contiguous) {
-  InputSpec s;
-  s.lo = -1.0;
-  s.hi = 1.0;
-  s.layout = l;
-  return s;
-}
-
 struct Inputs {
   Tensor a, b, bias;
   int64_t m = 0, k = 0, n = 0;
@@ -56,9 +47,9 @@ Inputs make_inputs(std::array<int64_t, 3> mkn, Batch batch, DType t, Device dev,
   in.batch = batch;
   const Shape as = batch == Batch::None ? Shape{m, k} : Shape{kB, m, k};
   const Shape bs = batch == Batch::PerBatchB ? Shape{kB, k, n} : Shape{k, n};
-  in.a = make_input(as, t, dev, spec_of(la), seed);
-  in.b = make_input(bs, t, dev, spec_of(lb), seed + 1);
-  in.bias = make_input({n}, t, dev, spec_of(), seed + 2);
+  in.a = make_input(as, t, dev, unit_spec(la), seed);
+  in.b = make_input(bs, t, dev, unit_spec(lb), seed + 1);
+  in.bias = make_input({n}, t, dev, unit_spec(), seed + 2);
   in.label = shape_str(as) + " (layout " + std::to_string(int(la)) + ") @ " + shape_str(bs) +
              " (layout " + std::to_string(int(lb)) + ")";
   return in;
@@ -100,9 +91,8 @@ Tensor unfused_forward(const Inputs& in, Activation act, const Tensor* residual)
 std::string check_forward(const Inputs& in, Activation act, DType t) {
   const Tolerance tol = gemm_tolerance(t, in.k);
   RefTensor pre_ref;
-  const RefTensor want =
-      reference::matmul_bias_act(to_ref(in.a), to_ref(in.b), to_ref(in.bias), act, nullptr,
-                                 &pre_ref);
+  const RefTensor want = reference::matmul_bias_act(to_ref(in.a), to_ref(in.b), to_ref(in.bias),
+                                                    act, nullptr, &pre_ref);
   const Tensor got = matmul_bias_activation(in.a, in.b, in.bias, act);
   std::string msg = compare(got, want, tol);
   if (!msg.empty()) return with_label("out", act, in, msg);
@@ -132,8 +122,8 @@ TEST(ParityEpilogue, ForwardTransposedOperands) {
     for (Batch batch : kBatches)
       for (Layout la : kLayouts)
         for (Layout lb : kLayouts)
-          for (const std::array<int64_t, 3> s : {std::array<int64_t, 3>{33, 17, 9},
-                                                 std::array<int64_t, 3>{130, 70, 90}})
+          for (const std::array<int64_t, 3> s :
+               {std::array<int64_t, 3>{33, 17, 9}, std::array<int64_t, 3>{130, 70, 90}})
             for (Activation act : {Activation::Gelu, Activation::Relu}) {
               const Inputs in = make_inputs(s, batch, t, dev, seed += 3, la, lb);
               const std::string msg = check_forward(in, act, t);
@@ -198,10 +188,10 @@ TEST(ParityEpilogue, Residual) {
       for (const auto& s : sizes())
         for (Layout l : {Layout::Contiguous, Layout::Transposed}) {
           const Inputs in = make_inputs(s, batch, t, dev, seed += 4, l, l);
-          const Tensor r = make_input(out_shape(in), t, dev, spec_of(l), seed + 3);
+          const Tensor r = make_input(out_shape(in), t, dev, unit_spec(l), seed + 3);
           const RefTensor rr = to_ref(r);
-          const RefTensor want = reference::matmul_bias_act(
-              to_ref(in.a), to_ref(in.b), to_ref(in.bias), Activation::None, &rr);
+          const RefTensor want = reference::matmul_bias_act(to_ref(in.a), to_ref(in.b),
+                                                            to_ref(in.bias), Activation::None, &rr);
           const Tensor got = matmul_bias_residual(in.a, in.b, in.bias, r);
           const Tolerance tol = gemm_tolerance(t, in.k);
           std::string msg = compare(got, want, tol);
@@ -216,9 +206,9 @@ TEST(ParityEpilogue, Residual) {
 TEST(ParityEpilogue, EmptyAndZeroK) {
   for_each_case(OpId::matmul_bias_activation, float_dtypes(), [](DType t, Device dev) {
     uint64_t seed = 600;
-    for (const std::array<int64_t, 3> s : {std::array<int64_t, 3>{4, 0, 3},
-                                           std::array<int64_t, 3>{0, 5, 3},
-                                           std::array<int64_t, 3>{4, 5, 0}})
+    for (const std::array<int64_t, 3> s :
+         {std::array<int64_t, 3>{4, 0, 3}, std::array<int64_t, 3>{0, 5, 3},
+          std::array<int64_t, 3>{4, 5, 0}})
       for (Batch batch : kBatches)
         for (Activation act : {Activation::Gelu, Activation::Sigmoid}) {
           const Inputs in = make_inputs(s, batch, t, dev, seed += 3);
@@ -260,8 +250,7 @@ RefTensor transpose_last(const RefTensor& x) {
 }
 
 // The reference d_a and d_b from a grad_pre (already in the dtype's values).
-void reference_gemm_grads(const Inputs& in, const RefTensor& gp, RefTensor& d_a,
-                          RefTensor& d_b) {
+void reference_gemm_grads(const Inputs& in, const RefTensor& gp, RefTensor& d_a, RefTensor& d_b) {
   const RefTensor a = to_ref(in.a), b = to_ref(in.b);
   d_a = reference::matmul(gp, transpose_last(b));
   if (in.batch == Batch::SharedB) {
@@ -307,9 +296,8 @@ Tensor unfused_grad_pre(const Tensor& grad, const Tensor& saved, Activation act)
   return gp;
 }
 
-std::string check_backward(const Inputs& in, Activation act, DType t, Device dev,
-                           uint64_t seed) {
-  const Tensor grad = make_input(out_shape(in), t, dev, spec_of(), seed);
+std::string check_backward(const Inputs& in, Activation act, DType t, Device dev, uint64_t seed) {
+  const Tensor grad = make_input(out_shape(in), t, dev, unit_spec(), seed);
   const EpilogueForward f = matmul_bias_activation_fwd(in.a, in.b, in.bias, act);
   const bool from_pre = needs_preactivation(act);
   const int64_t rows = in.batch == Batch::None ? in.m : kB * in.m;
@@ -370,9 +358,8 @@ TEST(ParityEpilogue, BackwardTransposedOperands) {
     uint64_t seed = 800;
     for (Batch batch : kBatches)
       for (Activation act : {Activation::Silu, Activation::Tanh}) {
-        const Inputs in =
-            make_inputs({130, 70, 90}, batch, t, dev, seed += 4, Layout::Transposed,
-                        Layout::Transposed);
+        const Inputs in = make_inputs({130, 70, 90}, batch, t, dev, seed += 4, Layout::Transposed,
+                                      Layout::Transposed);
         const std::string msg = check_backward(in, act, t, dev, seed + 3);
         if (!msg.empty()) return msg;
       }
@@ -388,13 +375,12 @@ TEST(ParityEpilogue, BackwardRecomputing) {
       for (const auto& s : sizes())
         for (Activation act : kActs) {
           const Inputs in = make_inputs(s, batch, t, dev, seed += 4);
-          const Tensor grad = make_input(out_shape(in), t, dev, spec_of(), seed + 3);
+          const Tensor grad = make_input(out_shape(in), t, dev, unit_spec(), seed + 3);
           const int64_t rows = in.batch == Batch::None ? in.m : kB * in.m;
           // The pre-activation as the op computes it (rounded to the dtype), and grad_pre
           // from it by numr's activation-backward op: the same formula, rounded once, so
           // the reference GEMMs read the grad_pre the op's GEMMs read.
-          const Tensor pre =
-              matmul_bias_activation_fwd(in.a, in.b, in.bias, Activation::None).out;
+          const Tensor pre = matmul_bias_activation_fwd(in.a, in.b, in.bias, Activation::None).out;
           RefTensor gp_ref, db_ref, da_ref, dbw_ref;
           reference::bias_act_bwd(to_ref(grad), to_ref(pre), act, true, gp_ref, db_ref);
           const Tensor gp = act_bwd_of(grad, pre, act);
@@ -414,10 +400,10 @@ TEST(ParityEpilogue, BackwardRecomputing) {
 TEST(ParityEpilogue, BiasActivationBwdShapes) {
   for_each_case(OpId::bias_activation_bwd, float_dtypes(), [](DType t, Device dev) {
     uint64_t seed = 1000;
-    for (const Shape& s : std::vector<Shape>{{1}, {7}, {33, 17}, {5, 7, 11}, {2, 1030},
-                                             {3000, 40}, {0, 5}, {4, 0}})
+    for (const Shape& s :
+         std::vector<Shape>{{1}, {7}, {33, 17}, {5, 7, 11}, {2, 1030}, {3000, 40}, {0, 5}, {4, 0}})
       for (Activation act : kActs) {
-        const Tensor grad = make_input(s, t, dev, spec_of(Layout::Contiguous), seed += 2);
+        const Tensor grad = make_input(s, t, dev, unit_spec(Layout::Contiguous), seed += 2);
         InputSpec xs;
         xs.lo = -4.0;
         xs.hi = 4.0;
@@ -425,8 +411,8 @@ TEST(ParityEpilogue, BiasActivationBwdShapes) {
         Tensor saved = make_input(s, t, dev, xs, seed + 1);
         if (!needs_preactivation(act)) saved = act_of(saved, act);  // an output
         RefTensor gp_ref, db_ref;
-        reference::bias_act_bwd(to_ref(grad), to_ref(saved), act, needs_preactivation(act),
-                                gp_ref, db_ref);
+        reference::bias_act_bwd(to_ref(grad), to_ref(saved), act, needs_preactivation(act), gp_ref,
+                                db_ref);
         const auto [gp, db] = bias_activation_bwd(grad, saved, act);
         const int64_t rows = s.back() == 0 ? 0 : shape_numel(s) / s.back();
         std::string msg = compare(gp, gp_ref, tolerance_for(t));
@@ -443,10 +429,10 @@ TEST(ParityEpilogue, BiasActivationBwdShapes) {
 TEST(ParityEpilogue, NonFiniteDerivativeIsZero) {
   for_each_case(OpId::bias_activation_bwd, float_dtypes(), [](DType t, Device dev) {
     const double inf = std::numeric_limits<double>::infinity();
-    const Tensor saved = Tensor::from_vector(std::vector<double>{-inf, -inf, 0.5, -inf, 2.0, -inf},
-                                             {3, 2})
-                             .cast(t)
-                             .to(dev);
+    const Tensor saved =
+        Tensor::from_vector(std::vector<double>{-inf, -inf, 0.5, -inf, 2.0, -inf}, {3, 2})
+            .cast(t)
+            .to(dev);
     const Tensor grad = full({3, 2}, 1.5, t, dev);
     for (Activation act : {Activation::Silu, Activation::Gelu}) {
       RefTensor gp_ref, db_ref;
@@ -460,8 +446,8 @@ TEST(ParityEpilogue, NonFiniteDerivativeIsZero) {
       if (!msg.empty()) return std::string(activation_name(act)) + ": " + msg;
 
       // Through the whole backward: a pre-activation of -inf from an infinite bias.
-      const Tensor a = make_input({4, 3}, t, dev, spec_of(), 7);
-      const Tensor b = make_input({3, 2}, t, dev, spec_of(), 8);
+      const Tensor a = make_input({4, 3}, t, dev, unit_spec(), 7);
+      const Tensor b = make_input({3, 2}, t, dev, unit_spec(), 8);
       const Tensor g4 = full({4, 2}, 1.0, t, dev);
       const Tensor pre = full({4, 2}, -inf, t, dev);
       const EpilogueGrads g = matmul_bias_activation_bwd_saved(g4, a, b, pre, act);

@@ -14,19 +14,9 @@ struct Case {
   Layout la = Layout::Contiguous, lb = Layout::Contiguous;
 };
 
-// Values in [-1, 1]: products stay below 1, so accumulation_tolerance's "terms of
-// magnitude ~1" holds.
-InputSpec spec_of(Layout l) {
-  InputSpec s;
-  s.lo = -1.0;
-  s.hi = 1.0;
-  s.layout = l;
-  return s;
-}
-
 std::string check(const Case& c, DType t, Device dev, uint64_t seed) {
-  const Tensor a = make_input(c.a, t, dev, spec_of(c.la), seed);
-  const Tensor b = make_input(c.b, t, dev, spec_of(c.lb), seed + 1);
+  const Tensor a = make_input(c.a, t, dev, unit_spec(c.la), seed);
+  const Tensor b = make_input(c.b, t, dev, unit_spec(c.lb), seed + 1);
   const RefTensor want = reference::matmul(to_ref(a), to_ref(b));
   const Tensor got = matmul(a, b);
   if (got.shape() != want.shape)
@@ -119,15 +109,15 @@ TEST(ParityMatmul, LargeAndLongK) {
 TEST(ParityMatmul, ViewsOfViews) {
   for_each_case(OpId::matmul, float_dtypes(), [](DType t, Device dev) -> std::string {
     // A matrix slice taken along a batch dim, and a broadcast (stride 0) matrix row.
-    const Tensor base = make_input({4, 9, 12}, t, dev, spec_of(Layout::Contiguous), 5);
+    const Tensor base = make_input({4, 9, 12}, t, dev, unit_spec(Layout::Contiguous), 5);
     const Tensor a = base.narrow(0, 1, 2).narrow(2, 3, 7);  // [2, 9, 7], row stride 12
-    const Tensor b = make_input({1, 5}, t, dev, spec_of(Layout::Contiguous), 6)
+    const Tensor b = make_input({1, 5}, t, dev, unit_spec(Layout::Contiguous), 6)
                          .broadcast_to({7, 5});  // row stride 0
     const RefTensor want = reference::matmul(to_ref(a), to_ref(b));
     std::string msg = compare(matmul(a, b), want, accumulation_tolerance(t, 7));
     if (!msg.empty()) return "narrowed @ broadcast: " + msg;
     const Tensor at = base.permute({2, 0, 1});  // [12, 4, 9]: batch stride 1
-    const Tensor bt = make_input({9, 3}, t, dev, spec_of(Layout::Transposed), 8);
+    const Tensor bt = make_input({9, 3}, t, dev, unit_spec(Layout::Transposed), 8);
     msg = compare(matmul(at, bt), reference::matmul(to_ref(at), to_ref(bt)),
                   accumulation_tolerance(t, 9));
     if (!msg.empty()) return "permuted @ transposed: " + msg;
@@ -151,10 +141,10 @@ TEST(ParityMatmul, EmptyAndZeroK) {
 
 TEST(ParityMatmul, SpecialValuesPropagate) {
   for_each_case(OpId::matmul, float_dtypes(), [](DType t, Device dev) -> std::string {
-    InputSpec s = spec_of(Layout::Contiguous);
+    InputSpec s = unit_spec(Layout::Contiguous);
     s.specials = true;
     const Tensor a = make_input({9, 6}, t, dev, s, 21);
-    const Tensor b = make_input({6, 5}, t, dev, spec_of(Layout::Contiguous), 22);
+    const Tensor b = make_input({6, 5}, t, dev, unit_spec(Layout::Contiguous), 22);
     return compare(matmul(a, b), reference::matmul(to_ref(a), to_ref(b)),
                    accumulation_tolerance(t, 6));
   });

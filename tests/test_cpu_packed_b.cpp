@@ -30,14 +30,6 @@ class PackedBTest : public ::testing::Test {
   int threads_ = 1;
 };
 
-InputSpec spec_of(Layout l) {
-  InputSpec s;
-  s.lo = -1.0;
-  s.hi = 1.0;
-  s.layout = l;
-  return s;
-}
-
 constexpr DType kDtypes[] = {DType::F32, DType::BF16};
 // (M, K, N): M splits into blocks of unequal height; N and K past the kernels' blocking.
 constexpr std::array<int64_t, 3> kSizes[] = {{600, 96, 160}, {257, 513, 129}};
@@ -54,8 +46,8 @@ TEST_F(PackedBTest, MatmulMatchesReference) {
     for (const auto& s : kSizes)
       for (Layout lb : kBLayouts) {
         const Tensor a =
-            make_input({s[0], s[1]}, t, Device::cpu(), spec_of(Layout::Contiguous), seed += 2);
-        const Tensor b = make_input({s[1], s[2]}, t, Device::cpu(), spec_of(lb), seed + 1);
+            make_input({s[0], s[1]}, t, Device::cpu(), unit_spec(Layout::Contiguous), seed += 2);
+        const Tensor b = make_input({s[1], s[2]}, t, Device::cpu(), unit_spec(lb), seed + 1);
         const int64_t before = cpu::packed_b_count();
         const Tensor got = matmul(a, b);
         EXPECT_GT(cpu::packed_b_count(), before) << label(t, s, lb, "matmul");
@@ -73,10 +65,10 @@ TEST_F(PackedBTest, EpilogueMatchesReference) {
     for (const auto& s : kSizes)
       for (Layout lb : kBLayouts) {
         const Tensor a =
-            make_input({s[0], s[1]}, t, Device::cpu(), spec_of(Layout::Contiguous), seed += 4);
-        const Tensor b = make_input({s[1], s[2]}, t, Device::cpu(), spec_of(lb), seed + 1);
+            make_input({s[0], s[1]}, t, Device::cpu(), unit_spec(Layout::Contiguous), seed += 4);
+        const Tensor b = make_input({s[1], s[2]}, t, Device::cpu(), unit_spec(lb), seed + 1);
         const Tensor bias =
-            make_input({s[2]}, t, Device::cpu(), spec_of(Layout::Contiguous), seed + 2);
+            make_input({s[2]}, t, Device::cpu(), unit_spec(Layout::Contiguous), seed + 2);
         const Tolerance tol = gemm_tolerance(t, s[1]);
         for (Activation act : kActs) {
           const std::string what = "matmul_bias_activation " + std::string(activation_name(act));
@@ -98,7 +90,7 @@ TEST_F(PackedBTest, EpilogueMatchesReference) {
           EXPECT_EQ(msg, "") << label(t, s, lb, what + " fwd saved") << msg;
         }
         const Tensor r =
-            make_input({s[0], s[2]}, t, Device::cpu(), spec_of(Layout::Contiguous), seed + 3);
+            make_input({s[0], s[2]}, t, Device::cpu(), unit_spec(Layout::Contiguous), seed + 3);
         const RefTensor rr = to_ref(r);
         const int64_t before = cpu::packed_b_count();
         const Tensor got = matmul_bias_residual(a, b, bias, r);

@@ -66,15 +66,25 @@ Tensor from_doubles(const std::vector<double>& v, const Shape& shape, DType dtyp
 // Row-major index helpers for rearranging values before building a view.
 std::vector<double> swap_last_two(const std::vector<double>& v, const Shape& shape) {
   const size_t nd = shape.size();
-  const int64_t r = shape[nd - 2], c = shape[nd - 1], batch = shape_numel(shape) / std::max<int64_t>(r * c, 1);
+  const int64_t r = shape[nd - 2], c = shape[nd - 1],
+                batch = shape_numel(shape) / std::max<int64_t>(r * c, 1);
   std::vector<double> out(v.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) out[size_t(b * r * c + j * r + i)] = v[size_t(b * r * c + i * c + j)];
+      for (int64_t j = 0; j < c; ++j)
+        out[size_t(b * r * c + j * r + i)] = v[size_t(b * r * c + i * c + j)];
   return out;
 }
 
 }  // namespace
+
+InputSpec unit_spec(Layout l) {
+  InputSpec s;
+  s.lo = -1.0;
+  s.hi = 1.0;
+  s.layout = l;
+  return s;
+}
 
 Tensor make_input(const Shape& shape, DType dtype, Device dev, const InputSpec& spec,
                   uint64_t seed) {
@@ -280,9 +290,8 @@ void for_each_case(OpId op, const std::vector<DType>& dtypes,
 }
 
 const std::vector<Shape>& parity_shapes() {
-  static const std::vector<Shape> shapes = {{},     {1},       {7},         {33, 17},
-                                            {5, 7, 11}, {0},   {3, 0, 2},   {2, 1030},
-                                            {65537}};
+  static const std::vector<Shape> shapes = {{},  {1},       {7},       {33, 17}, {5, 7, 11},
+                                            {0}, {3, 0, 2}, {2, 1030}, {65537}};
   return shapes;
 }
 

@@ -44,6 +44,10 @@ struct InputSpec {
   Layout layout = Layout::Contiguous;
 };
 
+// Values uniform in [-1, 1] in layout l: products of such values stay below 1, as
+// accumulation_tolerance's "terms of magnitude ~1" assumes (matmul, GEMM epilogues).
+InputSpec unit_spec(Layout l = Layout::Contiguous);
+
 // A tensor of `shape` with values from spec, rounded to dtype, on dev.
 Tensor make_input(const Shape& shape, DType dtype, Device dev, const InputSpec& spec,
                   uint64_t seed);
