@@ -131,7 +131,12 @@ void run_large(OpId op) {
                                            {{1024, 1024}, 1},
                                            {{1024, 1024}, 0},
                                            {{4, 512, 512}, 1},
-                                           {{3, 5000}, -1}}) {
+                                           {{3, 5000}, -1},
+                                           // Outputs past the non-temporal threshold, a
+                                           // ragged last tile, rows off the vector grid;
+                                           // columns too long to keep softmax's exp terms.
+                                           {{2049, 1100}, 0},
+                                           {{40000, 24}, 0}}) {
       InputSpec spec = spec_for(op, t, Layout::Contiguous);
       if (op == OpId::cumprod && !is_integral(t)) {
         spec.lo = 0.999;

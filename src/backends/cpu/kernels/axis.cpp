@@ -27,10 +27,13 @@ namespace numr::cpu::NUMR_ISA {
 namespace {
 
 constexpr int64_t kChunk = 1024;  // elements per chunk along a row
-constexpr int64_t kTile = 256;    // inner columns per softmax tile: three passes stay in cache
+constexpr int64_t kTile = 256;    // inner columns per softmax tile, at most
 constexpr int64_t kScanTile = 4096;  // inner columns per scan tile: one pass, long reads
 constexpr int64_t kGrain = 16384;  // elements of work per thread task, at least
 constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded into double
+constexpr int64_t kScratchBytes = int64_t(2) << 20;  // a thread's kept softmax exponentials
+constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
+constexpr int64_t kStreamBytes = int64_t(8) << 20;   // outputs this large: non-temporal stores
 
 template <class C> struct VecOf;
 template <> struct VecOf<float> { using type = VF; };
@@ -112,6 +115,15 @@ inline void store_narrow(VD v, C* p) {
   }
 }
 
+// The float vector whose low half is lo and high half hi.
+template <int... I>
+inline vf_raw concat_impl(vfd_raw lo, vfd_raw hi, std::integer_sequence<int, I...>) {
+  return __builtin_shufflevector(lo, hi, I...);
+}
+inline vf_raw concat_halves(vfd_raw lo, vfd_raw hi) {
+  return concat_impl(lo, hi, std::make_integer_sequence<int, kWF>{});
+}
+
 // Lanes moved up by K, the low K filled from f (the mask folds to a constant).
 template <int K>
 inline vd_raw shift_up(vd_raw x, vd_raw f) {
@@ -186,6 +198,38 @@ inline C scan_value(ScanAcc<C> acc) {
   else return C(int64_t(acc));
 }
 
+// One row of a column scan over whole vectors: acc[j] (double) takes x[j] in and y[j]
+// gets it, with non-temporal stores if nt (y aligned to a vector). pf is a later row of
+// the raw input (es bytes per value), prefetched as the row is read: a tile's rows are
+// runs a stride apart, which the hardware prefetchers follow poorly. Returns the
+// columns done.
+template <class C, bool kProd>
+int64_t scan_row(const C* x, C* y, double* acc, int64_t w, const char* pf, int64_t es,
+                 bool nt) {
+  const auto step = [](vd_raw s, vd_raw v) { return kProd ? s * v : s + v; };
+  int64_t j = 0;
+  if constexpr (std::is_same_v<C, double>) {
+    for (; j + kWD <= w; j += kWD) {
+      __builtin_prefetch(pf + j * es);
+      const VD s = step(VD::load(acc + j).v, VD::load(x + j).v);
+      s.store(acc + j);
+      nt ? s.stream(y + j) : s.store(y + j);
+    }
+  } else {
+    for (; j + kWF <= w; j += kWF) {
+      __builtin_prefetch(pf + j * es);
+      const vd_raw s0 = step(VD::load(acc + j).v, load_wide(x + j).v);
+      const vd_raw s1 = step(VD::load(acc + j + kWD).v, load_wide(x + j + kWD).v);
+      VD(s0).store(acc + j);
+      VD(s1).store(acc + j + kWD);
+      const VF v(concat_halves(__builtin_convertvector(s0, vfd_raw),
+                               __builtin_convertvector(s1, vfd_raw)));
+      nt ? v.stream(y + j) : v.store(y + j);
+    }
+  }
+  return j;
+}
+
 template <class C, bool kProd>
 void scan(const AxisCall& c) {
   const Access<C> a = access_of<C>(c);
@@ -218,6 +262,8 @@ void scan(const AxisCall& c) {
   }
   const int64_t tile = tile_width(c.outer, inner, kScanTile), n_tiles = ceil_div(inner, tile);
   const int64_t grain = std::max<int64_t>(1, kGrain / (n * tile));
+  const bool stream = c.out.dtype == dtype_of_v<C> &&
+                      c.outer * n * inner * int64_t(sizeof(C)) >= kStreamBytes;
   ThreadPool::instance().parallel_for(c.outer * n_tiles, grain, [&](int64_t b, int64_t e) {
     // Tens of KB: on the heap, not on a possibly small thread stack.
     const std::unique_ptr<C[]> in_mem(new C[kScanTile]), out_mem(new C[kScanTile]);
@@ -229,18 +275,27 @@ void scan(const AxisCall& c) {
       const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
       const int64_t w = std::min(tile, inner - j0);
       std::fill(acc, acc + w, init);
+      const int64_t ahead = std::max<int64_t>(2, kTilePrefetchBytes / (w * a.in_es));
       for (int64_t i = 0; i < n; ++i) {
         const int64_t at = (o * n + i) * inner + j0;
         const C* x = a.load(at, w, in_buf);
         C* y = a.target(at, out_buf);
-        // Independent columns: the compiler vectorises this loop at the full width.
-        for (int64_t j = 0; j < w; ++j) {
+        int64_t j = 0;
+        if constexpr (std::is_floating_point_v<C>) {
+          const char* pf = a.in + (o * n + std::min(i + ahead, n - 1)) * inner * a.in_es +
+                           j0 * a.in_es;
+          const bool nt = stream && reinterpret_cast<uintptr_t>(y) % sizeof(VF) == 0;
+          j = scan_row<C, kProd>(x, y, acc, w, pf, a.in_es, nt);
+        }
+        // The rest, and integer scans: the compiler vectorises this loop.
+        for (; j < w; ++j) {
           scan_step<C, kProd>(acc[j], x[j]);
           y[j] = scan_value<C>(acc[j]);
         }
         a.store(at, w, y);
       }
     }
+    if (stream) _mm_sfence();  // order the non-temporal stores before the op returns
   });
 }
 
@@ -423,14 +478,26 @@ void softmax_rows(const AxisCall& c) {
   });
 }
 
+// Three passes over a tile of w columns and all n rows: the column maxima; the sums of
+// exp(x - max), keeping the exponentials for softmax in a scratch tile that stays in
+// the core's cache; the output, from the kept exponentials or recomputed (log_softmax:
+// x - max - log sum). A large output is written with non-temporal stores, which skip
+// reading its lines first.
 template <class C, bool kLog>
 void softmax_columns(const AxisCall& c) {
   using V = typename VecOf<C>::type;
   constexpr int W = V::width;
   const Access<C> a = access_of<C>(c);
   const int64_t n = c.n, inner = c.inner;
-  const int64_t tile = tile_width(c.outer, inner, kTile), n_tiles = ceil_div(inner, tile);
+  const int64_t cs = int64_t(sizeof(C));
+  // Softmax keeps its exponentials when a tile of at least 16 columns fits the scratch.
+  const bool keep_exp = !kLog && n * 16 * cs <= kScratchBytes;
+  const int64_t max_tile =
+      keep_exp ? std::clamp<int64_t>(kScratchBytes / (n * cs) / 16 * 16, 16, kTile) : kTile;
+  const int64_t tile = tile_width(c.outer, inner, max_tile), n_tiles = ceil_div(inner, tile);
   const int64_t grain = std::max<int64_t>(1, kGrain / (n * tile));
+  const bool out_direct = a.out_dt == dtype_of_v<C>;
+  const bool stream = out_direct && c.outer * n * inner * cs >= kStreamBytes;
   ThreadPool::instance().parallel_for(c.outer * n_tiles, grain, [&](int64_t b, int64_t e) {
     alignas(64) C in_buf[kTile];
     alignas(64) C out_buf[kTile];
@@ -439,17 +506,31 @@ void softmax_columns(const AxisCall& c) {
     double tot[kTile];
     alignas(64) C scale[kTile];
     alignas(64) C shift[kTile];
+    const std::unique_ptr<C[]> ex_mem(keep_exp ? new C[size_t(n * tile)] : nullptr);
     for (int64_t item = b; item < e; ++item) {
       const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
       const int64_t w = std::min(tile, inner - j0);
       const auto at = [&](int64_t i) { return (o * n + i) * inner + j0; };
+      // A tile's rows are short runs a large stride apart, which the hardware prefetchers
+      // follow poorly: the loops ask for the row `ahead` rows on (about kTilePrefetchBytes
+      // ahead), one prefetch per vector of the row they work on. The second pass, busy
+      // with exponentials, also asks for the thread's next tile, row by row, so that its
+      // first pass finds it in cache.
+      const int64_t ahead = std::max<int64_t>(2, kTilePrefetchBytes / (w * a.in_es));
+      const auto next = [&](int64_t i) { return a.in + at(std::min(i + ahead, n - 1)) * a.in_es; };
+      const int64_t item2 = item + 1 < e ? item + 1 : item;
+      const int64_t o2 = item2 / n_tiles, j2 = (item2 % n_tiles) * tile;
+      const int64_t w2 = std::min({w, tile, inner - j2});
+      const auto next_tile = [&](int64_t i) { return a.in + ((o2 * n + i) * inner + j2) * a.in_es; };
       // The plain max, and NaNs counted per column in part (see nan_ones).
       std::memcpy(mx, a.load(at(0), w, in_buf), size_t(w) * sizeof(C));
       std::fill(part, part + w, C(0));
       for (int64_t i = 0; i < n; ++i) {
+        const char* pf = next(i);
         const C* x = a.load(at(i), w, in_buf);
         int64_t j = 0;
         for (; j + W <= w; j += W) {
+          __builtin_prefetch(pf + j * a.in_es);
           const V v = V::load(x + j);
           vmax_plain(V::load(mx + j), v).store(mx + j);
           (V::load(part + j) + nan_ones(v)).store(part + j);
@@ -461,11 +542,23 @@ void softmax_columns(const AxisCall& c) {
       std::fill(part, part + w, C(0));
       std::fill(tot, tot + w, 0.0);
       for (int64_t i = 0; i < n; ++i) {
+        const char* pf = next(i);
+        const char* pn = next_tile(i);
         const C* x = a.load(at(i), w, in_buf);
+        C* ex = keep_exp ? ex_mem.get() + i * w : nullptr;
         int64_t j = 0;
-        for (; j + W <= w; j += W)
-          (V::load(part + j) + exp(V::load(x + j) - V::load(mx + j))).store(part + j);
-        for (; j < w; ++j) part[j] += C(std::exp(x[j] - mx[j]));
+        for (; j + W <= w; j += W) {
+          __builtin_prefetch(pf + j * a.in_es);
+          if (j < w2) __builtin_prefetch(pn + j * a.in_es, 0, 1);
+          const V v = exp(V::load(x + j) - V::load(mx + j));
+          if (keep_exp) v.store(ex + j);
+          (V::load(part + j) + v).store(part + j);
+        }
+        for (; j < w; ++j) {
+          const C v = C(std::exp(x[j] - mx[j]));
+          if (keep_exp) ex[j] = v;
+          part[j] += v;
+        }
         if (i % kFlushRows == kFlushRows - 1 || i == n - 1)
           for (j = 0; j < w; ++j) {
             tot[j] += double(part[j]);
@@ -477,21 +570,31 @@ void softmax_columns(const AxisCall& c) {
         shift[j] = C(std::log(tot[j]));
       }
       for (int64_t i = 0; i < n; ++i) {
-        const C* x = a.load(at(i), w, in_buf);
         C* y = a.target(at(i), out_buf);
+        const bool nt = stream && w % W == 0 && reinterpret_cast<uintptr_t>(y) % sizeof(V) == 0;
+        const auto put = [&](V v, C* p) { nt ? v.stream(p) : v.store(p); };
         int64_t j = 0;
-        for (; j + W <= w; j += W) {
-          const V v = V::load(x + j);
-          const V d = v - V::load(mx + j);
-          (kLog ? d - V::load(shift + j) : exp(d) * V::load(scale + j)).store(y + j);
-        }
-        for (; j < w; ++j) {
-          const C d = x[j] - mx[j];
-          y[j] = kLog ? d - shift[j] : C(std::exp(d) * scale[j]);
+        if (keep_exp) {
+          const C* ex = ex_mem.get() + i * w;
+          for (; j + W <= w; j += W) put(V::load(ex + j) * V::load(scale + j), y + j);
+          for (; j < w; ++j) y[j] = ex[j] * scale[j];
+        } else {
+          const char* pf = next(i);
+          const C* x = a.load(at(i), w, in_buf);
+          for (; j + W <= w; j += W) {
+            __builtin_prefetch(pf + j * a.in_es);
+            const V d = V::load(x + j) - V::load(mx + j);
+            put(kLog ? d - V::load(shift + j) : exp(d) * V::load(scale + j), y + j);
+          }
+          for (; j < w; ++j) {
+            const C d = x[j] - mx[j];
+            y[j] = kLog ? d - shift[j] : C(std::exp(d) * scale[j]);
+          }
         }
         a.store(at(i), w, y);
       }
     }
+    if (stream) _mm_sfence();  // order the non-temporal stores before the op returns
   });
 }
 

@@ -43,6 +43,7 @@ constexpr int64_t kFlushRows = 128;  // column sums: float partials folded into 
 constexpr int64_t kGrain = 32768;    // elements of work per thread task, at least
 constexpr double kInfD = std::numeric_limits<double>::infinity();
 constexpr int64_t kPrefetchBytes = 2048;  // how far ahead max/min loops prefetch
+constexpr int64_t kTilePrefetchBytes = 8192;  // how far ahead column tiles prefetch
 
 template <class C> struct VecOf;
 template <> struct VecOf<float> { using type = VF; };
@@ -93,6 +94,21 @@ double sum_chunk(const C* p, int64_t n) {
   return s;
 }
 
+// Asks for the count values that lie n past p: the following chunk. A second pass over a
+// chunk (in cache) is arithmetic, and this lets the memory reads of the next chunk's
+// first pass overlap it. Prefetches never fault, so an address past the tensor is harmless.
+template <class C>
+inline void prefetch_next(const C* p, int64_t n, int64_t count) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(n) * sizeof(C);
+  for (int64_t k = 0; k < count * int64_t(sizeof(C)); k += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(at + uintptr_t(k)));
+}
+
+// Asks for the bytes [p, p + bytes): a row read soon.
+inline void prefetch_run(const char* p, int64_t bytes) {
+  for (int64_t k = 0; k < bytes; k += 64) __builtin_prefetch(p + k);
+}
+
 // Σ (p[i] - c) and Σ (p[i] - c)^2, for the chunk's mean and squared deviations. Two
 // accumulator pairs: one pair would wait on the add latency every vector.
 template <class C>
@@ -103,6 +119,7 @@ void dev_chunk(const C* p, int64_t n, C c, double& d1, double& d2) {
   V s1(0.0), s2(0.0), t1(0.0), t2(0.0);
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
+    prefetch_next(p + i, n, 2 * W);
     const V d = V::load(p + i) - cv, e = V::load(p + i + W) - cv;
     s1 += d;
     s2 += d * d;
@@ -133,6 +150,7 @@ double sum_exp_chunk(const C* p, int64_t n, C m) {
   V a0(0.0), a1(0.0);
   int64_t i = 0;
   for (; i + 2 * W <= n; i += 2 * W) {
+    prefetch_next(p + i, n, 2 * W);
     a0 += exp(V::load(p + i) - mv);
     a1 += exp(V::load(p + i + W) - mv);
   }
@@ -546,6 +564,20 @@ struct ColumnTile {
     for (; j < w; ++j) part[j] += x[j];
   }
 
+  // part[j] += x0[j] + x1[j] + x2[j] + x3[j]: four rows, lr the first's index in the
+  // pass; folds into the totals when a multiple of kFlushRows is crossed.
+  void add_rows4(const C* x0, const C* x1, const C* x2, const C* x3, int64_t lr) {
+    using V = typename VecOf<C>::type;
+    constexpr int W = V::width;
+    const int64_t width = w;
+    int64_t j = 0;
+    for (; j + W <= width; j += W)
+      (V::load(part + j) + ((V::load(x0 + j) + V::load(x1 + j)) +
+                            (V::load(x2 + j) + V::load(x3 + j)))).store(part + j);
+    for (; j < width; ++j) part[j] += (x0[j] + x1[j]) + (x2[j] + x3[j]);
+    if ((lr + 4) / kFlushRows != lr / kFlushRows) flush();
+  }
+
   template <bool kPickMax>
   void pick_row(const C* x, bool first) {
     if (first) {
@@ -771,12 +803,26 @@ void reduce_columns(const Ctx& c) {
     int64_t base = 0;
     for_each_output(c, o * M, o * M + 1, [&](int64_t, int64_t off) { base = off + j0; });
     acc.init(std::min(tile, M - j0));
+    // The rows are runs a stride apart: each asks for the one `ahead` rows on.
+    const int64_t row_bytes = acc.w * c.in_esize;
+    const int64_t ahead = std::max<int64_t>(2, kTilePrefetchBytes / row_bytes);
     for (int pass = 0; pass < passes; ++pass) {
       if (pass == 1) acc.end_first_pass(re - rb);
       int64_t r = rb;
       for_each_row(c.red, rb, re, [&](const int64_t* offs, int64_t len) {
         for (int64_t t = 0; t < len; ++t, ++r) {
           const char* p = c.in + (base + offs[0] + t * rs) * c.in_esize;
+          if constexpr (Tile::kFloat && (Op == OpId::sum || Op == OpId::mean)) {
+            if (direct && t + 4 <= len) {
+              const C* q = reinterpret_cast<const C*>(p);
+              acc.add_rows4(q, q + rs, q + 2 * rs, q + 3 * rs, r - rb);
+              t += 3;
+              r += 3;
+              continue;
+            }
+          }
+          prefetch_run(c.in + (base + offs[0] + std::min(t + ahead, len - 1) * rs) * c.in_esize,
+                       row_bytes);
           const C* src = reinterpret_cast<const C*>(p);
           if (!direct) {
             gather_row<C>(p, c.in_dt, 1, acc.w, buf);
