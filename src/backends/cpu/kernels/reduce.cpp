@@ -242,6 +242,7 @@ int64_t find_first(const C* p, int64_t n, C e) {
     const V ev(e), one(1.0), zero(0.0);
     if (!nan) {
       for (; i + 4 * W <= n; i += 4 * W) {
+        prefetch_next(p + i, n, 4 * W);
         const V h = (select(V::load(p + i) == ev, one, zero) +
                      select(V::load(p + i + W) == ev, one, zero)) +
                     (select(V::load(p + i + 2 * W) == ev, one, zero) +
