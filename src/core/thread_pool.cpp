@@ -1,11 +1,43 @@
 #include "core/thread_pool.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace numr {
 namespace {
 thread_local bool tl_in_pool = false;
+
+// How long a thread polls for the next job, or for a job's end, before it blocks on a
+// condition variable: waking a blocked thread costs a system call and a reschedule, tens
+// of microseconds here, which ops of a fraction of a millisecond back to back would pay
+// every call (a 256^3 f32 matmul took twice as long). NUMR_SPIN_US sets it (0: block at
+// once, for cores shared with other busy processes).
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds t = [] {
+    long us = 100;
+    if (const char* env = std::getenv("NUMR_SPIN_US")) us = std::max(0L, std::atol(env));
+    return std::chrono::microseconds(us);
+  }();
+  return t;
+}
+
+// Polls done() until it holds or spin_time() has passed.
+template <class F>
+void spin_until(F&& done) {
+  if (spin_time().count() == 0) return;
+  const auto end = std::chrono::steady_clock::now() + spin_time();
+  for (int i = 1; !done(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= end) return;
+  }
+}
 
 int default_threads() {
   if (const char* env = std::getenv("NUMR_NUM_THREADS")) {
@@ -83,6 +115,7 @@ void ThreadPool::worker_loop(int /*id*/) {
   tl_in_pool = true;
   uint64_t seen = 0;
   for (;;) {
+    spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
@@ -119,6 +152,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
   run_chunks();
   tl_in_pool = false;
   std::exception_ptr err;
+  spin_until([&] { return chunks_done_.load(std::memory_order_acquire) == n_chunks_; });
   {
     std::unique_lock<std::mutex> lock(mu_);
     done_.wait(lock, [&] { return chunks_done_ == n_chunks_; });

@@ -3,6 +3,7 @@
 // from inside a worker run serially.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -48,12 +49,14 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   bool stopping_ = false;
-  uint64_t generation_ = 0;
+  // Written under mu_; also read without it by threads spinning before they block.
+  std::atomic<uint64_t> generation_{0};
   // The job in flight.
   RangeFn fn_ = nullptr;
   void* ctx_ = nullptr;
   int64_t n_ = 0, chunk_ = 0, n_chunks_ = 0;
-  int64_t next_chunk_ = 0, chunks_done_ = 0;
+  int64_t next_chunk_ = 0;
+  std::atomic<int64_t> chunks_done_{0};
   std::exception_ptr error_;
   std::mutex call_mu_;  // one parallel_for at a time from outside the pool
   std::function<void(int)> resize_hook_;
