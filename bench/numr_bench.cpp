@@ -517,6 +517,25 @@ void matmul_cases(Bench& bench) {
     const double flop = 2.0 * double(sz.m) * double(sz.k) * double(sz.n);
     bench.gemm_op("matmul", s, flop, [&] { return numr::matmul(a.n, b.n); },
                   [&] { return at::matmul(a.t, b.t); }, sgemm, 1e-4);
+    // Small products as a program calls them, one after another: each timed block is
+    // kBackToBack calls, so a pool's wake-up after the benchmark's pause is paid once.
+    if (sz.m * sz.n * sz.k <= int64_t(256) * 256 * 256) {
+      constexpr int kBackToBack = 20;
+      bench.gemm_op(
+          "matmul, 20 back to back", s, kBackToBack * flop,
+          [&] {
+            for (int i = 1; i < kBackToBack; ++i) (void)numr::matmul(a.n, b.n);
+            return numr::matmul(a.n, b.n);
+          },
+          [&] {
+            for (int i = 1; i < kBackToBack; ++i) (void)at::matmul(a.t, b.t);
+            return at::matmul(a.t, b.t);
+          },
+          [&] {
+            for (int i = 0; i < kBackToBack; ++i) sgemm();
+          },
+          1e-4);
+    }
 
     // bf16 in, bf16 out; held against OpenBLAS's f32 rate, since numr computes it in f32.
     const std::string sh = "bf16" + s.substr(3);
