@@ -3,7 +3,8 @@
 //   numr_bench [--threads N] [--filter REGEX] [--reps N] [--markdown]
 //
 // Every case runs numr, then libtorch (and, for GEMMs, cblas_sgemm directly) on the
-// same inputs, and reports medians over --reps timed runs after warm-up. Each numr
+// same inputs, each in blocks of its own calls that alternate over three rounds
+// (interleaved_ms), and reports the median of about --reps timed runs. Each numr
 // result is also checked against libtorch's, so a kernel that silently does nothing
 // cannot look fast. Memory-bound ops are reported as GB/s and as a fraction of the
 // measured copy bandwidth; GEMMs as GFLOP/s and as a fraction of OpenBLAS's rate.
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -30,6 +32,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -69,25 +73,68 @@ double median_ms(const std::function<void()>& fn, int reps, int warmup = 2) {
   return n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
 }
 
-// Medians of several functions timed in alternation, one run of each per round, so
-// that load from elsewhere on the machine falls on all of them alike. Stops early
-// (after at least 5 rounds) once the rounds have taken 5 s.
-std::vector<double> interleaved_ms(const std::vector<std::function<void()>>& fns, int reps) {
-  settle();
-  for (const auto& fn : fns) fn();
-  std::vector<std::vector<double>> times(fns.size());
-  double total = 0.0;
-  for (int i = 0; i < reps; ++i) {
-    for (size_t f = 0; f < fns.size(); ++f) {
-      // Untimed: lets the previous library's spinning workers (OpenMP, OpenBLAS) go idle.
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      const auto t0 = Clock::now();
-      fns[f]();
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      times[f].push_back(ms);
-      total += ms;
+// Whether a thread of this process other than the caller is running or runnable (state R
+// in /proc/self/task/*/stat): a worker still polling or spinning after its library's call.
+bool other_threads_running() {
+  const std::string self = std::to_string(gettid());
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    if (task.path().filename() == self) continue;
+    std::ifstream in(task.path() / "stat");
+    std::string line;
+    std::getline(in, line);
+    const size_t close = line.rfind(')');  // the state follows "(command) "
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R')
+      return true;
+  }
+  return false;
+}
+
+int g_idle_waits = 0, g_idle_timeouts = 0;
+
+// Waits until every other thread of the process sleeps (at most 0.5 s): each library's
+// workers spin or poll for a while after a call (numr's 0.1 ms, libgomp's several ms,
+// OpenBLAS's about 0.1 s here), and a worker still spinning takes a core from whatever
+// runs next (numr's two-thread product ran at half speed right after an OpenBLAS call).
+void wait_until_idle() {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(500);
+  ++g_idle_waits;
+  while (other_threads_running()) {
+    if (Clock::now() > deadline) {
+      ++g_idle_timeouts;
+      return;
     }
-    if (total > 5000.0 && i + 1 >= 5) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// Medians of several functions (numr, libtorch, a reference), each timed in blocks of its
+// own calls, the blocks alternating over kRounds rounds so that load from elsewhere on the
+// machine falls on all of them alike. A block starts once every other library's workers
+// sleep, with an untimed call; its timed calls each follow a 5 ms pause, as calls of a
+// program that does other work between them. So each library is timed with its own
+// workers in whatever state its own previous call left them (numr's asleep after 0.1 ms,
+// libgomp's and OpenBLAS's still spinning) and with no other library's. A block is cut to
+// fewer calls (at least 2) when its calls would take more than 1.5 s.
+std::vector<double> interleaved_ms(const std::vector<std::function<void()>>& fns, int reps) {
+  constexpr int kRounds = 3;
+  const int per_block = std::max(2, (reps + kRounds - 1) / kRounds);
+  std::vector<std::vector<double>> times(fns.size());
+  for (int round = 0; round < kRounds; ++round) {
+    for (size_t f = 0; f < fns.size(); ++f) {
+      wait_until_idle();
+      const auto w0 = Clock::now();
+      fns[f]();  // untimed: wakes the library's workers, warms the caches
+      const double warm = std::chrono::duration<double, std::milli>(Clock::now() - w0).count();
+      const int calls = std::clamp(int(1500.0 / std::max(warm, 1e-3)), 2, per_block);
+      for (int i = 0; i < calls; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        const auto t0 = Clock::now();
+        fns[f]();
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        times[f].push_back(ms);
+      }
+    }
   }
   std::vector<double> medians;
   for (auto& t : times) {
@@ -647,5 +694,9 @@ int main(int argc, char** argv) {
       "rate over the copy bandwidth (memory-bound ops), over OpenBLAS's sgemm rate "
       "(matmul), over numr's plain matmul of the same shape (epilogue forward) or two plain "
       "matmuls (epilogue backward); ref ms is that reference's time.\n");
+  std::printf(
+      "Each library's block of calls began once every other library's workers slept: %d "
+      "blocks, %d of them after 0.5 s with a thread still running.\n",
+      g_idle_waits, g_idle_timeouts);
   return 0;
 }

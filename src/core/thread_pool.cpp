@@ -9,13 +9,16 @@ namespace {
 thread_local bool tl_in_pool = false;
 
 // How long a thread polls for the next job, or for a job's end, before it blocks on a
-// condition variable: waking a blocked thread costs a system call and a reschedule, tens
-// of microseconds here, which ops of a fraction of a millisecond back to back would pay
-// every call (a 256^3 f32 matmul took twice as long). NUMR_SPIN_US sets it (0: block at
-// once, for cores shared with other busy processes).
+// condition variable. Waking a blocked thread costs a system call and a reschedule (tens
+// of microseconds, which small ops back to back would pay every call: a 256^3 f32 matmul
+// took twice as long), and where the core it sleeps on has gone idle, waking that core:
+// on a virtual machine that took 2-6 ms, so that ops called a few ms apart ran on the
+// calling thread alone. 10 ms is about as long as OpenMP's runtime (libgomp) polls by
+// default. NUMR_SPIN_US sets it (0: block at once, for cores shared with other busy
+// processes).
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {
-    long us = 100;
+    long us = 10000;
     if (const char* env = std::getenv("NUMR_SPIN_US")) us = std::max(0L, std::atol(env));
     return std::chrono::microseconds(us);
   }();
@@ -111,7 +114,11 @@ void ThreadPool::worker_loop(int /*id*/) {
   tl_in_pool = true;
   uint64_t seen = 0;
   for (;;) {
-    spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
+    const uint64_t parked = park_.load(std::memory_order_acquire);
+    spin_until([&] {
+      return generation_.load(std::memory_order_acquire) != seen ||
+             park_.load(std::memory_order_acquire) != parked;
+    });
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });

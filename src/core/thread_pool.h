@@ -29,6 +29,11 @@ class ThreadPool {
 
   void parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx);
 
+  // Tells workers polling for the next job to block now: called before work is handed to
+  // another library's threads (the BLAS's), which would otherwise share the cores with
+  // numr's polling workers.
+  void park() { park_.fetch_add(1, std::memory_order_release); }
+
   template <class F>
   void parallel_for(int64_t n, int64_t grain, F&& f) {
     using Fn = std::remove_reference_t<F>;
@@ -51,6 +56,7 @@ class ThreadPool {
   bool stopping_ = false;
   // Written under mu_; also read without it by threads spinning before they block.
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> park_{0};  // bumped by park()
   // The job in flight.
   RangeFn fn_ = nullptr;
   void* ctx_ = nullptr;

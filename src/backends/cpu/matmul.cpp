@@ -232,6 +232,7 @@ void matmul(const MatmulCall& call) {
     fail<BackendLimitation>("matmul", "dims beyond the BLAS's 32-bit range: [", m, ", ", k,
                             "] @ [", k, ", ", n, "]");
   follow_pool_threads();
+  ThreadPool::instance().park();  // the BLAS's threads take the cores from here
 
   const DType dt = out.dtype;
   const DType ct = dt == DType::F64 ? DType::F64 : DType::F32;
