@@ -136,7 +136,13 @@ void run_large(OpId op) {
                                            // ragged last tile, rows off the vector grid;
                                            // columns too long to keep softmax's exp terms.
                                            {{2049, 1100}, 0},
-                                           {{40000, 24}, 0}}) {
+                                           {{40000, 24}, 0},
+                                           // Rows with outputs past the threshold: staged
+                                           // blocks of short rows, on and off the vector
+                                           // grid, and rows too long for the stage.
+                                           {{33000, 64}, -1},
+                                           {{32000, 67}, 1},
+                                           {{220, 10000}, -1}}) {
       InputSpec spec = spec_for(op, t, Layout::Contiguous);
       if (op == OpId::cumprod && !is_integral(t)) {
         spec.lo = 0.999;

@@ -34,6 +34,7 @@ constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded in
 constexpr int64_t kScratchBytes = int64_t(2) << 20;  // a thread's kept softmax exponentials
 constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
 constexpr int64_t kStreamBytes = int64_t(8) << 20;   // outputs this large: non-temporal stores
+constexpr int64_t kRowStage = 8192;  // elements of a block of softmax rows kept apart
 
 template <class C> struct VecOf;
 template <> struct VecOf<float> { using type = VF; };
@@ -364,42 +365,59 @@ C row_max(const C* p, int64_t n) {
   return best;
 }
 
+// The exponential loops below also ask for the input a block of rows further on: pf
+// (values of pf_es bytes) at the same offset in the row that the next block's max pass
+// will read first, one prefetch per vector.
 template <class C>
-double row_sum_exp(const C* p, int64_t n, C m) {
+double row_sum_exp(const C* p, int64_t n, C m, const char* pf, int64_t pf_es) {
   using V = typename VecOf<C>::type;
   constexpr int W = V::width;
   const V mv(m);
   V acc(0.0);
   int64_t i = 0;
-  for (; i + W <= n; i += W) acc += exp(V::load(p + i) - mv);
+  for (; i + W <= n; i += W) {
+    __builtin_prefetch(pf + i * pf_es);
+    acc += exp(V::load(p + i) - mv);
+  }
   double s = lane_sum(acc);
   for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
   return s;
 }
 
-// y = exp(x - m) * scale (softmax) or (x - m) - shift (log_softmax), n values.
+// y = exp(x - m) * scale (softmax) or (x - m) - shift (log_softmax), n values; with
+// stream, the vectors that start on a vector boundary of y are written with non-temporal
+// stores (the caller fences).
 template <class C, bool kLog>
-void row_finish(const C* x, C* y, int64_t n, C m, C scale, C shift) {
+void row_finish(const C* x, C* y, int64_t n, C m, C scale, C shift, bool stream) {
   using V = typename VecOf<C>::type;
   constexpr int W = V::width;
   const V mv(m), sv(scale), hv(shift);
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
+  const auto one = [&](int64_t i) {
+    return kLog ? (x[i] - m) - shift : C(std::exp(x[i] - m) * scale);
+  };
+  const auto vec = [&](int64_t i) {
     const V v = V::load(x + i);
-    (kLog ? (v - mv) - hv : exp(v - mv) * sv).store(y + i);
+    return kLog ? (v - mv) - hv : exp(v - mv) * sv;
+  };
+  int64_t i = 0;
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(y + i) % sizeof(V) != 0; ++i) y[i] = one(i);
+    for (; i + W <= n; i += W) vec(i).stream(y + i);
   }
-  for (; i < n; ++i) y[i] = kLog ? (x[i] - m) - shift : C(std::exp(x[i] - m) * scale);
+  for (; i + W <= n; i += W) vec(i).store(y + i);
+  for (; i < n; ++i) y[i] = one(i);
 }
 
 // y = exp(x - m), returning Σ y.
 template <class C>
-double exp_store(const C* x, C* y, int64_t n, C m) {
+double exp_store(const C* x, C* y, int64_t n, C m, const char* pf, int64_t pf_es) {
   using V = typename VecOf<C>::type;
   constexpr int W = V::width;
   const V mv(m);
   V acc(0.0);
   int64_t i = 0;
   for (; i + W <= n; i += W) {
+    __builtin_prefetch(pf + i * pf_es);
     const V e = exp(V::load(x + i) - mv);
     e.store(y + i);
     acc += e;
@@ -422,6 +440,22 @@ void scale_in_place(C* y, int64_t n, C scale) {
   for (; i < n; ++i) y[i] *= scale;
 }
 
+// y = e * scale, n values; with stream, the vectors that start on a vector boundary of y
+// are written with non-temporal stores (the caller fences).
+template <class C>
+void scale_to(const C* e, C* y, int64_t n, C scale, bool stream) {
+  using V = typename VecOf<C>::type;
+  constexpr int W = V::width;
+  const V sv(scale);
+  int64_t i = 0;
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(y + i) % sizeof(V) != 0; ++i) y[i] = e[i] * scale;
+    for (; i + W <= n; i += W) (V::load(e + i) * sv).stream(y + i);
+  }
+  for (; i + W <= n; i += W) (V::load(e + i) * sv).store(y + i);
+  for (; i < n; ++i) y[i] = e[i] * scale;
+}
+
 // Rows are taken in blocks of about kChunk elements, and each step (max, sum of
 // exponentials, output) runs over the whole block before the next: a short row's steps
 // form one long dependency chain, and stepping across rows lets them overlap.
@@ -433,9 +467,16 @@ void softmax_rows(const AxisCall& c) {
   const int64_t grain = std::max<int64_t>(1, kGrain / n);
   const int64_t block = std::clamp<int64_t>(kChunk / n, 1, kBlockRows);
   const bool in_place = !kLog && a.out_dt == dtype_of_v<C>;
+  // A large output is written with non-temporal stores (a normal store reads each output
+  // line from memory first). Softmax then keeps a block's exponentials in a stage of the
+  // thread's own, and rescales them from there into the output.
+  const bool stream =
+      a.out_dt == dtype_of_v<C> && c.outer * n * int64_t(sizeof(C)) >= kStreamBytes;
+  const bool staged = in_place && stream && block * n <= kRowStage;
   ThreadPool::instance().parallel_for(c.outer, grain, [&](int64_t b, int64_t e) {
     alignas(64) C in_buf[kChunk];
     alignas(64) C out_buf[kChunk];
+    alignas(64) C stage[kRowStage];
     C m[kBlockRows];
     double s[kBlockRows];
     for (int64_t o0 = b; o0 < e; o0 += block) {
@@ -455,12 +496,18 @@ void softmax_rows(const AxisCall& c) {
           const int64_t len = std::min(kChunk, n - j);
           const C* x = a.load(row + j, len, in_buf);
           // Output in the compute type: keep the exponentials there and only rescale.
-          s[r] += in_place ? exp_store(x, a.target(row + j, out_buf), len, m[r])
-                           : row_sum_exp(x, len, m[r]);
+          C* y = staged ? stage + r * n + j : a.target(row + j, out_buf);
+          const char* pf = a.in + (std::min(o0 + block + r, e - 1) * n + j) * a.in_es;
+          s[r] += in_place ? exp_store(x, y, len, m[r], pf, a.in_es)
+                           : row_sum_exp(x, len, m[r], pf, a.in_es);
         }
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t row = (o0 + r) * n;
+        if (staged) {
+          scale_to(stage + r * n, a.target(row, out_buf), n, C(1.0 / s[r]), true);
+          continue;
+        }
         if (in_place) {
           for (int64_t j = 0; j < n; j += kChunk)
             scale_in_place(a.target(row + j, out_buf), std::min(kChunk, n - j), C(1.0 / s[r]));
@@ -470,11 +517,13 @@ void softmax_rows(const AxisCall& c) {
         for (int64_t j = 0; j < n; j += kChunk) {
           const int64_t len = std::min(kChunk, n - j);
           C* y = a.target(row + j, out_buf);
-          row_finish<C, kLog>(a.load(row + j, len, in_buf), y, len, m[r], scale, shift);
+          row_finish<C, kLog>(a.load(row + j, len, in_buf), y, len, m[r], scale, shift,
+                              stream);
           a.store(row + j, len, y);
         }
       }
     }
+    if (stream) _mm_sfence();  // order the non-temporal stores before the op returns
   });
 }
 
