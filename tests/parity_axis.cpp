@@ -82,8 +82,10 @@ std::vector<int64_t> dims_of(const Shape& s) {
 }
 
 void run_parity(OpId op) {
-  const std::vector<Shape> shapes = {{},     {1},       {7},       {33, 17}, {5, 7, 11},
-                                     {0, 3}, {3, 0, 2}, {2, 1030}, {4, 1, 40}};
+  // {37, 32}: short rows of whole vectors, whose statistics come W rows at a time, in a
+  // ragged last group.
+  const std::vector<Shape> shapes = {{},     {1},       {7},       {33, 17},   {5, 7, 11},
+                                     {0, 3}, {3, 0, 2}, {2, 1030}, {4, 1, 40}, {37, 32}};
   for_each_case(op, dtypes_of(op), [&](DType t, Device dev) -> std::string {
     uint64_t seed = 1;
     for (const Shape& s : shapes)
@@ -102,7 +104,7 @@ void run_specials(OpId op) {
     if (is_floating(t)) floats.push_back(t);
   for_each_case(op, floats, [&](DType t, Device dev) -> std::string {
     uint64_t seed = 100;
-    for (const Shape& s : std::vector<Shape>{{7}, {33, 17}, {5, 7, 11}})
+    for (const Shape& s : std::vector<Shape>{{7}, {33, 17}, {5, 7, 11}, {37, 16}, {9, 64}})
       for (int64_t dim : dims_of(s)) {
         InputSpec spec = spec_for(op, t, Layout::Contiguous);
         spec.specials = true;

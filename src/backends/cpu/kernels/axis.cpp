@@ -8,6 +8,7 @@
 #include <sleef.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -35,6 +36,7 @@ constexpr int64_t kScratchBytes = int64_t(2) << 20;  // a thread's kept softmax 
 constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
 constexpr int64_t kStreamBytes = int64_t(8) << 20;   // outputs this large: non-temporal stores
 constexpr int64_t kRowStage = 8192;  // elements of a block of softmax rows kept apart
+constexpr int64_t kMaxLanes = 16;    // the widest vector's lanes
 
 template <class C> struct VecOf;
 template <> struct VecOf<float> { using type = VF; };
@@ -327,59 +329,91 @@ inline V vmax_plain(V a, V x) {
   return select(x > a, x, a);
 }
 
-// NaN-sticky max of n >= 1 values. The vector loop keeps the plain max and, apart, a
-// running sum of the values, finite unless a NaN or an infinity went in (or the sum
-// overflowed); such a row, rare, is redone one value at a time.
+// The max of n >= 1 values, as softmax's shift. A NaN may or may not come out (the
+// vector loop's maxps drops NaN lanes): either way the row's exponentials, and so its
+// sum and every output, are NaN, as they must be.
+// row_max_lanes leaves the max in the lanes of a vector (n >= the vector width).
+template <class C, class V = typename VecOf<C>::type>
+[[gnu::flatten]] V row_max_lanes(const C* p, int64_t n) {
+  constexpr int W = V::width;
+  V b = V::load(p), b1 = b, b2 = b, b3 = b;
+  int64_t i = W;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    prefetch_ahead(p + i, 4 * W);
+    b = vmax_plain(b, V::load(p + i));
+    b1 = vmax_plain(b1, V::load(p + i + W));
+    b2 = vmax_plain(b2, V::load(p + i + 2 * W));
+    b3 = vmax_plain(b3, V::load(p + i + 3 * W));
+  }
+  b = vmax_plain(vmax_plain(b, b1), vmax_plain(b2, b3));
+  for (; i + W <= n; i += W) b = vmax_plain(b, V::load(p + i));
+  if (i < n) b = vmax_plain(b, V::load(p + n - W));
+  return b;
+}
+
 template <class C>
 C row_max(const C* p, int64_t n) {
   using V = typename VecOf<C>::type;
-  constexpr int W = V::width;
+  if (n >= V::width) return extreme_lane<true>(row_max_lanes(p, n));
   C best = p[0];
-  if (n >= W) {
-    V b = V::load(p), b1 = b, b2 = b, b3 = b, z = b;
-    int64_t i = W;
-    for (; i + 4 * W <= n; i += 4 * W) {
-      prefetch_ahead(p + i, 4 * W);
-      const V x0 = V::load(p + i), x1 = V::load(p + i + W), x2 = V::load(p + i + 2 * W),
-              x3 = V::load(p + i + 3 * W);
-      b = vmax_plain(b, x0);
-      b1 = vmax_plain(b1, x1);
-      b2 = vmax_plain(b2, x2);
-      b3 = vmax_plain(b3, x3);
-      z += (x0 + x1) + (x2 + x3);
-    }
-    b = vmax_plain(vmax_plain(b, b1), vmax_plain(b2, b3));
-    for (; i + W <= n; i += W) {
-      const V x = V::load(p + i);
-      b = vmax_plain(b, x);
-      z += x;
-    }
-    if (i < n) {
-      const V x = V::load(p + n - W);
-      b = vmax_plain(b, x);
-      z += x;
-    }
-    if (std::isfinite(lane_sum(z))) return extreme_lane<true>(b);  // no NaN went in
-  }
   for (int64_t i = 1; i < n; ++i) best = max_nan(best, p[i]);
   return best;
 }
 
-// The exponential loops below also ask for the input a block of rows further on: pf
-// (values of pf_es bytes) at the same offset in the row that the next block's max pass
-// will read first, one prefetch per vector.
-template <class C>
-double row_sum_exp(const C* p, int64_t n, C m, const char* pf, int64_t pf_es) {
-  using V = typename VecOf<C>::type;
+// Lane indices that fold_rows takes from a pair of vectors (a, b) whose lanes hold
+// groups of G partial results per row: the first (or, kSecond, the second) half of
+// each group, a's groups in the low half of the result and b's in the high half.
+template <int W, int G, bool kSecond>
+constexpr std::array<int, W> fold_index() {
+  std::array<int, W> idx{};
+  for (int t = 0; t < W; ++t) {
+    const int u = t % (W / 2);
+    idx[t] = (t < W / 2 ? 0 : W) + u / (G / 2) * G + u % (G / 2) + (kSecond ? G / 2 : 0);
+  }
+  return idx;
+}
+template <int W, int G, bool kSecond, class R, int... I>
+inline R fold_pick(R a, R b, std::integer_sequence<int, I...>) {
+  constexpr std::array<int, W> idx = fold_index<W, G, kSecond>();
+  return __builtin_shufflevector(a, b, idx[I]...);
+}
+template <int G, class V, class Op>
+inline void fold_level(V* v, int count, Op op) {
+  constexpr int W = V::width;
+  const auto lanes = std::make_integer_sequence<int, W>{};
+  for (int k = 0; k < count / 2; ++k) {
+    const auto a = v[2 * k].v, b = v[2 * k + 1].v;
+    v[k] = op(V(fold_pick<W, G, false>(a, b, lanes)), V(fold_pick<W, G, true>(a, b, lanes)));
+  }
+  if constexpr (G > 2) fold_level<G / 2>(v, count / 2, op);
+}
+// Reduces W vectors, v[r] holding row r's partial results in its lanes, to one vector
+// whose lane r is op over v[r]'s lanes: log2(W) levels of two shuffles and one op per
+// pair, where a horizontal reduction per row is a chain of log2(W) dependent steps.
+template <class V, class Op>
+inline V fold_rows(V* v, Op op) {
+  if constexpr (V::width > 1) fold_level<V::width>(v, V::width, op);
+  return v[0];
+}
+
+// flatten: the exponential is inlined into the loop whatever the callers' size (called
+// per vector, it cost 13% of softmax over rows of 4096).
+template <class C, class V = typename VecOf<C>::type>
+[[gnu::flatten]] V row_sum_exp_lanes(const C* p, int64_t n, C m, const char* pf, int64_t pf_es) {
   constexpr int W = V::width;
   const V mv(m);
   V acc(0.0);
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
+  for (int64_t i = 0; i + W <= n; i += W) {
     __builtin_prefetch(pf + i * pf_es);
     acc += exp(V::load(p + i) - mv);
   }
-  double s = lane_sum(acc);
+  return acc;
+}
+template <class C>
+double row_sum_exp(const C* p, int64_t n, C m, const char* pf, int64_t pf_es) {
+  constexpr int W = VecOf<C>::type::width;
+  double s = lane_sum(row_sum_exp_lanes(p, n, m, pf, pf_es));
+  int64_t i = n / W * W;
   for (; i < n; ++i) s += std::exp(double(p[i]) - double(m));
   return s;
 }
@@ -409,20 +443,24 @@ void row_finish(const C* x, C* y, int64_t n, C m, C scale, C shift, bool stream)
 }
 
 // y = exp(x - m), returning Σ y.
-template <class C>
-double exp_store(const C* x, C* y, int64_t n, C m, const char* pf, int64_t pf_es) {
-  using V = typename VecOf<C>::type;
+template <class C, class V = typename VecOf<C>::type>
+[[gnu::flatten]] V exp_store_lanes(const C* x, C* y, int64_t n, C m, const char* pf, int64_t pf_es) {
   constexpr int W = V::width;
   const V mv(m);
   V acc(0.0);
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
+  for (int64_t i = 0; i + W <= n; i += W) {
     __builtin_prefetch(pf + i * pf_es);
     const V e = exp(V::load(x + i) - mv);
     e.store(y + i);
     acc += e;
   }
-  double s = lane_sum(acc);
+  return acc;
+}
+template <class C>
+double exp_store(const C* x, C* y, int64_t n, C m, const char* pf, int64_t pf_es) {
+  constexpr int W = VecOf<C>::type::width;
+  double s = lane_sum(exp_store_lanes(x, y, n, m, pf, pf_es));
+  int64_t i = n / W * W;
   for (; i < n; ++i) {
     y[i] = C(std::exp(x[i] - m));
     s += double(y[i]);
@@ -456,12 +494,52 @@ void scale_to(const C* e, C* y, int64_t n, C scale, bool stream) {
   for (; i < n; ++i) y[i] = e[i] * scale;
 }
 
+// The maxima m[r] and exponential sums s[r] of rows [o0, o0 + rows) of length n, a
+// multiple of the vector width, W rows at a time through fold_rows (a ragged last group
+// repeats its first row in the lanes past its end). The exponentials go to stage (rows
+// n apart) when given, else to the output when in_place, else nowhere. pf_row(r, j):
+// where to prefetch while row r is exponentiated. m has room for a vector past rows.
+template <class C, class PfRow>
+[[gnu::flatten]] void fold_block_stats(const Access<C>& a, int64_t o0, int64_t rows, int64_t n, C* stage,
+                      bool in_place, C* out_buf, C* in_buf, const PfRow& pf_row, C* m,
+                      double* s) {
+  using V = typename VecOf<C>::type;
+  constexpr int W = V::width;
+  V lanes[W];
+  alignas(64) C sums[W];
+  for (int64_t g = 0; g < rows; g += W) {
+    for (int64_t r = 0; r < W; ++r)
+      lanes[r] = g + r < rows ? row_max_lanes(a.load((o0 + g + r) * n, n, in_buf), n) : lanes[0];
+    fold_rows(lanes, [](V x, V y) { return vmax_plain(x, y); }).store(m + g);
+  }
+  for (int64_t g = 0; g < rows; g += W) {
+    for (int64_t r = 0; r < W; ++r) {
+      if (g + r >= rows) {
+        lanes[r] = lanes[0];
+        continue;
+      }
+      const int64_t row = (o0 + g + r) * n;
+      const C* x = a.load(row, n, in_buf);
+      const char* pf = pf_row(g + r, 0);
+      if (in_place) {
+        C* y = stage ? stage + (g + r) * n : a.target(row, out_buf);
+        lanes[r] = exp_store_lanes(x, y, n, m[g + r], pf, a.in_es);
+      } else {
+        lanes[r] = row_sum_exp_lanes(x, n, m[g + r], pf, a.in_es);
+      }
+    }
+    fold_rows(lanes, [](V x, V y) { return x + y; }).store(sums);
+    for (int64_t r = 0; r < W && g + r < rows; ++r) s[g + r] = double(sums[r]);
+  }
+}
+
 // Rows are taken in blocks of about kChunk elements, and each step (max, sum of
 // exponentials, output) runs over the whole block before the next: a short row's steps
 // form one long dependency chain, and stepping across rows lets them overlap.
 template <class C, bool kLog>
 void softmax_rows(const AxisCall& c) {
   constexpr int64_t kBlockRows = 64;
+  constexpr int64_t kStatRows = kBlockRows + kMaxLanes;  // room for a vector past the rows
   const Access<C> a = access_of<C>(c);
   const int64_t n = c.n;
   const int64_t grain = std::max<int64_t>(1, kGrain / n);
@@ -473,33 +551,44 @@ void softmax_rows(const AxisCall& c) {
   const bool stream =
       a.out_dt == dtype_of_v<C> && c.outer * n * int64_t(sizeof(C)) >= kStreamBytes;
   const bool staged = in_place && stream && block * n <= kRowStage;
+  // Short rows whose length is a multiple of the vector width, W or more to a block: the
+  // maxima and sums of W rows at a time come out of fold_rows.
+  constexpr int W = VecOf<C>::type::width;
+  const bool folded = n % W == 0 && block >= W;
   ThreadPool::instance().parallel_for(c.outer, grain, [&](int64_t b, int64_t e) {
     alignas(64) C in_buf[kChunk];
     alignas(64) C out_buf[kChunk];
     alignas(64) C stage[kRowStage];
-    C m[kBlockRows];
+    alignas(64) C m[kStatRows];
     double s[kBlockRows];
     for (int64_t o0 = b; o0 < e; o0 += block) {
       const int64_t rows = std::min(block, e - o0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t row = (o0 + r) * n;
-        for (int64_t j = 0; j < n; j += kChunk) {
-          const int64_t len = std::min(kChunk, n - j);
-          const C cm = row_max(a.load(row + j, len, in_buf), len);
-          m[r] = j == 0 ? cm : max_nan(m[r], cm);
+      const auto pf_row = [&](int64_t r, int64_t j) {  // the next block's row r, at j
+        return a.in + (std::min(o0 + block + r, e - 1) * n + j) * a.in_es;
+      };
+      if (folded) {
+        fold_block_stats<C>(a, o0, rows, n, in_place ? (staged ? stage : nullptr) : nullptr,
+                            in_place, out_buf, in_buf, pf_row, m, s);
+      } else {
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t row = (o0 + r) * n;
+          for (int64_t j = 0; j < n; j += kChunk) {
+            const int64_t len = std::min(kChunk, n - j);
+            const C cm = row_max(a.load(row + j, len, in_buf), len);
+            m[r] = j == 0 ? cm : max_nan(m[r], cm);
+          }
         }
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t row = (o0 + r) * n;
-        s[r] = 0;
-        for (int64_t j = 0; j < n; j += kChunk) {
-          const int64_t len = std::min(kChunk, n - j);
-          const C* x = a.load(row + j, len, in_buf);
-          // Output in the compute type: keep the exponentials there and only rescale.
-          C* y = staged ? stage + r * n + j : a.target(row + j, out_buf);
-          const char* pf = a.in + (std::min(o0 + block + r, e - 1) * n + j) * a.in_es;
-          s[r] += in_place ? exp_store(x, y, len, m[r], pf, a.in_es)
-                           : row_sum_exp(x, len, m[r], pf, a.in_es);
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t row = (o0 + r) * n;
+          s[r] = 0;
+          for (int64_t j = 0; j < n; j += kChunk) {
+            const int64_t len = std::min(kChunk, n - j);
+            const C* x = a.load(row + j, len, in_buf);
+            // Output in the compute type: keep the exponentials there and only rescale.
+            C* y = staged ? stage + r * n + j : a.target(row + j, out_buf);
+            s[r] += in_place ? exp_store(x, y, len, m[r], pf_row(r, j), a.in_es)
+                             : row_sum_exp(x, len, m[r], pf_row(r, j), a.in_es);
+          }
         }
       }
       for (int64_t r = 0; r < rows; ++r) {
