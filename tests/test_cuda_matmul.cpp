@@ -789,6 +789,60 @@ TEST(CudaMatmul, OwnGemmEpilogueMatchesCpuAndStagedPath) {
   }
 }
 
+// The own GEMM's TF32 form: F32 products on TF32 tensor cores while they are allowed (and
+// never otherwise). Against the float64 reference it must show TF32's error and no more
+// (below 5e-3 in relative norm, as the TF32 matmul above), and agree with the staged path
+// (cuBLASLt's TF32 product, then the pass) to that error. K = 96 takes an odd number of
+// k blocks of 32, K = 192 an even one; a grid of one CTA runs every tile of the product in
+// turn on it (the ping-pong hand-over between tiles).
+TEST(CudaMatmul, OwnGemmTf32EpilogueMatchesReferenceAndStagedPath) {
+  REQUIRE_CUDA();
+  const bool sm90 = cu::sm90_gemm_supported(cu::cuda_device(0));
+  struct Case {
+    Shape a, b;
+  };
+  for (const Case& c : {Case{{512, 192}, {192, 768}}, Case{{2, 256, 96}, {96, 256}}}) {
+    const int64_t n = c.b.back();
+    const Tensor a = uniform(c.a, DType::F32, 50), b = uniform(c.b, DType::F32, 51);
+    const Tensor bias = uniform({n}, DType::F32, 52);
+    const Tensor ag = a.to(kGpu), bg = b.to(kGpu), biasg = bias.to(kGpu);
+    const std::string where = shape_str(c.a) + " @ " + shape_str(c.b);
+    for (Activation act : kActs) {
+      const std::string label = where + " " + std::string(activation_name(act));
+      const bool eligible = act == Activation::None || act == Activation::Relu ||
+                            act == Activation::Gelu || act == Activation::Silu;
+      const Tensor want = matmul_bias_activation(a.cast(DType::F64), b.cast(DType::F64),
+                                                 bias.cast(DType::F64), act);
+      Tensor own, staged;
+      {
+        const Tf32Guard on(true);
+        const int64_t before = cu::own_gemm_epilogue_calls();
+        own = matmul_bias_activation(ag, bg, biasg, act);
+        EXPECT_EQ(cu::own_gemm_epilogue_calls() > before, sm90 && eligible) << label;
+        cu::set_own_gemm_epilogue_for_testing(false);
+        staged = matmul_bias_activation(ag, bg, biasg, act);
+        cu::set_own_gemm_epilogue_for_testing(true);
+      }
+      {
+        const Tf32Guard off(false);
+        const int64_t before = cu::own_gemm_epilogue_calls();
+        (void)matmul_bias_activation(ag, bg, biasg, act);
+        EXPECT_EQ(cu::own_gemm_epilogue_calls(), before) << label << " with TF32 off";
+      }
+      EXPECT_LT(rel_norm_error(own, want), 5e-3) << label;
+      EXPECT_LT(rel_norm_error(staged, want), 5e-3) << label;
+      EXPECT_LT(rel_norm_error(own, staged), 5e-3) << label;
+      if (sm90 && eligible && c.a.size() == 2) {
+        const Tensor one_cta = cu::sm90_gemm_bias_act(ag, bg, biasg, act, /*max_ctas=*/1);
+        const std::vector<float> x = one_cta.to_vector<float>(), y = own.to_vector<float>();
+        size_t differ = 0;
+        for (size_t i = 0; i < x.size(); ++i) differ += x[i] != y[i];
+        EXPECT_EQ(differ, 0u) << label << " on one CTA: elements that differ of " << x.size();
+      }
+    }
+  }
+}
+
 // cuBLASLt's GELU is not accurate enough for these; numr's pass is.
 TEST(CudaMatmul, GeluF32AndF64AtGemmTolerance) {
   REQUIRE_CUDA();

@@ -1,6 +1,6 @@
 // numr's sm_90a GEMM (backends/cuda/sm90_gemm.h) assembles with ptxas for sm_90a
-// with no error and no warning (a warning would also be ptxas ignoring setmaxnreg or
-// serialising the wgmma pipeline), and without local memory: no stack frame, no spills.
+// with no error, no warning (a warning would be ptxas ignoring setmaxnreg) and no report of
+// a serialised wgmma pipeline, and without local memory: no stack frame, no spills.
 // Needs no GPU: only ptxas (skipped without).
 #include <gtest/gtest.h>
 
@@ -52,6 +52,8 @@ void expect_assembles(Sm90GemmConfig config) {
   ASSERT_EQ(r.exit_status, 0) << what << ":\n" << r.output;
   EXPECT_EQ(r.output.find("warning"), std::string::npos) << what << ":\n" << r.output;
   EXPECT_EQ(r.output.find("error"), std::string::npos) << what << ":\n" << r.output;
+  // ptxas reports a serialised wgmma pipeline (C7513 and the like) as info, not warning.
+  EXPECT_EQ(r.output.find("Performance Loss"), std::string::npos) << what << ":\n" << r.output;
   const long stack = number_before(r.output, " bytes stack frame");
   const long spill_st = number_before(r.output, " bytes spill stores");
   const long spill_ld = number_before(r.output, " bytes spill loads");
@@ -88,6 +90,21 @@ TEST(Sm90GemmPtx, AssemblesForSm90aWithoutSpills) {
                                         .split_division = split});
 }
 
+// The TF32 kernel (F32 operands, B's fragments from registers, two fragment sets).
+TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
+    for (int cluster : {1, 2})
+      for (const auto& [isa_minor, stages, split] :
+           {std::tuple{0, 0, true}, std::tuple{7, 5, false}})
+        expect_assembles(Sm90GemmConfig{.act = act,
+                                        .cluster = cluster,
+                                        .ptx_major = 8,
+                                        .ptx_minor = isa_minor,
+                                        .stages = stages,
+                                        .split_division = split,
+                                        .dtype = DType::F32});
+}
+
 TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_EQ(Sm90GemmConfig{.act = Activation::Gelu}.name(),
             "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp");
@@ -105,6 +122,13 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
                             .store_width = 16}
                  .name()),
             "sm90_gemm_bf16_relu_128x256x64_s4");
+  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Gelu, .dtype = DType::F32}.name()),
+            "sm90_gemm_tf32_gelu_pp128x128x32_s6_g16_rcp");
+  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.dtype = DType::F32}).stage_bytes, 32768);
+  EXPECT_THROW((void)sm90_gemm_ptx(
+                   Sm90GemmConfig{.schedule = Sm90Schedule::Cooperative, .dtype = DType::F32}),
+               BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F16}), BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.group_rows = -1}), BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.store_width = 4}), BackendError);
   EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{}).shared_bytes, 6 * 32768 + 2 * 6 * 8 + 1024);
@@ -117,6 +141,10 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64}), 2);
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 384, .n = 256, .k = 64}), 1);
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 1}), 1);
+  EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .dtype = DType::F32}), 1);
+  EXPECT_EQ(sm90_gemm_cluster(
+                Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 2, .dtype = DType::F32}),
+            2);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.act = Activation::Tanh}), BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.ptx_major = 7, .ptx_minor = 8}), BackendError);
   EXPECT_TRUE(sm90_gemm_shape_ok(8192, 4096, 4096));
@@ -125,6 +153,8 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_FALSE(sm90_gemm_shape_ok(128, 128, 64));
   EXPECT_FALSE(sm90_gemm_shape_ok(128, 256, 32));
   EXPECT_FALSE(sm90_gemm_shape_ok(0, 256, 64));
+  EXPECT_TRUE(sm90_gemm_shape_ok(128, 256, 32, DType::F32));
+  EXPECT_FALSE(sm90_gemm_shape_ok(128, 256, 16, DType::F32));
 }
 
 }  // namespace

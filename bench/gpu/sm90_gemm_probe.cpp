@@ -3,9 +3,12 @@
 // numr::matmul_bias_activation, on cuda:0.
 //
 //   numr_sm90_gemm_probe [M N K] [--act none|relu|gelu|silu] [--reps 20] [--rounds 7]
-//                        [--no-small] [--variants] [--skip label,...] [--keep-going]
+//                        [--no-small] [--variants] [--skip label,...] [--keep-going] [--tf32]
 //
-// M N K default to 8192 4096 4096 (M % 128, N % 256 and K % 64 must be 0). Without --act,
+// M N K default to 8192 4096 4096 (M % 128, N % 256 and K % 64 must be 0; K % 32 with
+// --tf32). --tf32: F32 operands and the kernel's TF32 form, against matmul and
+// matmul_bias_activation with TF32 allowed (small shapes then include odd numbers of k
+// blocks of 32); not with --variants. Without --act,
 // every activation is checked and timed. Before the large shape, small shapes are checked
 // for every activation, without clusters and with clusters of 2 (one tile, many tiles, and
 // grids of few CTAs so that each CTA runs several tiles through the stage ring); --no-small
@@ -58,6 +61,9 @@ namespace {
 constexpr int kWarmup = 5;
 constexpr double kTolerance = 2e-2;  // |got - want| <= kTolerance * max(1, |want|)
 constexpr int kShown = 5;
+
+// The operands' dtype: BF16, or F32 (--tf32, the kernel's TF32 form).
+DType g_dtype = DType::BF16;
 
 // Seconds one step may take: NUMR_PROBE_STEP_SECONDS, default 120.
 int step_seconds() {
@@ -130,15 +136,15 @@ struct Inputs {
 };
 
 // a ~ N(0, 1), b ~ N(0, 1/k) (so that a @ b is of order 1 and the activations' curved
-// parts are exercised), bias ~ N(0, 1); BF16, and the bias also as F32 (the same values).
+// parts are exercised), bias ~ N(0, 1); of g_dtype, and the bias also as F32 (the same
+// values).
 Inputs make_inputs(const Shape3& s, uint64_t seed, double bias_scale = 1.0) {
   const Device dev = Device::cuda(0);
   Generator gen(seed);
   Inputs in;
-  in.a = randn({s.m, s.k}, DType::F32, dev, gen).cast(DType::BF16);
-  in.b =
-      (randn({s.k, s.n}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(s.k)))).cast(DType::BF16);
-  in.bias = (randn({s.n}, DType::F32, dev, gen) * bias_scale).cast(DType::BF16);
+  in.a = randn({s.m, s.k}, DType::F32, dev, gen).cast(g_dtype);
+  in.b = (randn({s.k, s.n}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(s.k)))).cast(g_dtype);
+  in.bias = (randn({s.n}, DType::F32, dev, gen) * bias_scale).cast(g_dtype);
   in.bias_f32 = in.bias.cast(DType::F32);
   return in;
 }
@@ -210,6 +216,7 @@ bool check(Watchdog& dog, const Shape3& s, Activation act, int max_ctas, int clu
       config = *kernel;
       config.act = act;
       config.cluster = cluster;
+      config.dtype = g_dtype;
     }
     const Tensor got = cuda::sm90_gemm_bias_act(in.a, in.b, in.bias_f32, act, max_ctas, cluster,
                                                 kernel ? &config : nullptr);
@@ -320,10 +327,17 @@ bool check_suite(Watchdog& dog, const Shape3& shape, const std::vector<Activatio
         {{256, 256, 64}, 0, 2},    {{256, 512, 320}, 0, 2},   {{512, 768, 320}, 2, 2},
         {{1024, 1024, 512}, 4, 2}, {{1024, 1024, 512}, 0, 2}, {{512, 512, 384}, 2, 2},
         {{512, 512, 448}, 2, 2}};
+    // TF32 takes K in blocks of 32 and two blocks per loop turn: odd block counts too.
+    const Case tf32_cases[] = {{{128, 256, 32}, 0, 1},  {{256, 512, 96}, 1, 1},
+                               {{512, 512, 160}, 2, 1}, {{256, 256, 32}, 0, 2},
+                               {{512, 768, 96}, 2, 2},  {{1024, 1024, 224}, 4, 2}};
     uint64_t seed = 11;
     for (Activation act : kernel ? acts : all) {
       for (const Case& c : cases)
         ok = check(dog, c.s, act, c.ctas, c.cluster, seed++, kernel, 1.0, tag) && ok;
+      if (g_dtype == DType::F32)
+        for (const Case& c : tf32_cases)
+          ok = check(dog, c.s, act, c.ctas, c.cluster, seed++, kernel, 1.0, tag) && ok;
       // A bias of about +-100: saturated activations, denominators up to infinity.
       ok = check(dog, {1024, 1024, 512}, act, 3, 1, seed++, kernel, 50.0, tag) && ok;
       ok = check(dog, {1024, 1024, 512}, act, 4, 2, seed++, kernel, 50.0, tag) && ok;
@@ -561,8 +575,10 @@ bool division_check(Watchdog& dog, cuda::CudaDevice& dev) {
 int usage() {
   std::fprintf(stderr,
                "usage: numr_sm90_gemm_probe [M N K] [--act none|relu|gelu|silu] [--reps N] "
-               "[--rounds N] [--no-small] [--variants] [--skip label,...] [--keep-going]\n"
-               "  M %% 128 == 0, N %% 256 == 0, K %% 64 == 0 (default 8192 4096 4096)\n");
+               "[--rounds N] [--no-small] [--variants] [--skip label,...] [--keep-going] "
+               "[--tf32]\n"
+               "  M %% 128 == 0, N %% 256 == 0, K %% 64 == 0 (%% 32 with --tf32; default 8192 "
+               "4096 4096)\n");
   return 2;
 }
 
@@ -604,6 +620,9 @@ int main(int argc, char** argv) {
       with_variants = true;
     } else if (arg == "--keep-going") {
       keep_going = true;
+    } else if (arg == "--tf32") {
+      g_dtype = DType::F32;
+      set_allow_tf32(true);
     } else if (arg == "--skip" && i + 1 < argc) {
       std::stringstream list(argv[++i]);
       for (std::string label; std::getline(list, label, ',');) skip.push_back(label);
@@ -620,11 +639,12 @@ int main(int argc, char** argv) {
     if (dims.size() != 3) return usage();
     shape = {dims[0], dims[1], dims[2]};
   }
-  if (!cuda::sm90_gemm_shape_ok(shape.m, shape.n, shape.k)) {
+  if (with_variants && g_dtype == DType::F32) return usage();
+  if (!cuda::sm90_gemm_shape_ok(shape.m, shape.n, shape.k, g_dtype)) {
     std::fprintf(stderr,
-                 "numr_sm90_gemm_probe: %s is not supported (M %% 128, N %% 256 and K %% 64 "
+                 "numr_sm90_gemm_probe: %s is not supported (M %% 128, N %% 256 and K %% %d "
                  "must be 0)\n",
-                 shape.str().c_str());
+                 shape.str().c_str(), cuda::sm90_gemm_k_step(g_dtype));
     return usage();
   }
 

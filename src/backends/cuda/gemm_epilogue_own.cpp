@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "backends/cuda/matmul_plan.h"
 #include "backends/cuda/sm90_gemm.h"
+#include "numr/device.h"
 
 namespace numr::cuda {
 namespace {
@@ -35,7 +37,10 @@ bool shared_dense_matrix(const TensorRef& b) {
 
 bool try_own_gemm_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
   const TensorRef& out = call.out;
-  if (!enabled().load() || out.dtype != DType::BF16 || call.has_pre || call.has_residual)
+  const DType dt = out.dtype;
+  // F32 only where TF32 products are allowed: the kernel multiplies F32 as TF32.
+  if (!enabled().load() || !(dt == DType::BF16 || (dt == DType::F32 && allow_tf32())) ||
+      call.has_pre || call.has_residual)
     return false;
   if (call.act != Activation::None && call.act != Activation::Relu &&
       call.act != Activation::Gelu && call.act != Activation::Silu)
@@ -47,22 +52,31 @@ bool try_own_gemm_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
   for (size_t d = 0; d + 2 < nd; ++d)
     if (call.a.shape[d] != out.shape[d]) return false;
   if (!dense(out) || !dense(call.a) || !shared_dense_matrix(call.b) ||
-      call.bias.shape.size() != 1 || !sm90_gemm_shape_ok(rows, n, k) || !sm90_gemm_supported(dev))
+      call.bias.shape.size() != 1 || !sm90_gemm_shape_ok(rows, n, k, dt) ||
+      !sm90_gemm_supported(dev))
     return false;
   Sm90GemmArgs args;
-  args.a = operand_address(call.a.base, call.a.offset, DType::BF16);
-  args.b = operand_address(call.b.base, call.b.offset, DType::BF16);
-  args.d = operand_address(out.base, out.offset, DType::BF16);
+  args.dtype = dt;
+  args.a = operand_address(call.a.base, call.a.offset, dt);
+  args.b = operand_address(call.b.base, call.b.offset, dt);
+  args.d = operand_address(out.base, out.offset, dt);
   if (args.a % 16 != 0 || args.b % 16 != 0 || args.d % 16 != 0) return false;
-  // The kernel reads the bias in f32: the BF16 bias widened (exactly) into a temporary.
-  const DeviceTemp bias(dev, size_t(n) * sizeof(float));
-  TensorRef wide;
-  wide.base = bias.get();
-  wide.dtype = DType::F32;
-  wide.shape = {n};
-  wide.strides = {1};
-  copy_on_device(dev, call.bias, wide);
-  args.bias = operand_address(bias.get(), 0, DType::F32);
+  // The kernel reads the bias as dense f32: an F32 bias in place where it is, else widened
+  // (exactly) or gathered into a temporary.
+  std::optional<DeviceTemp> temp;
+  if (dt == DType::F32 && dense(call.bias) &&
+      operand_address(call.bias.base, call.bias.offset, dt) % 16 == 0) {
+    args.bias = operand_address(call.bias.base, call.bias.offset, dt);
+  } else {
+    temp.emplace(dev, size_t(n) * sizeof(float));
+    TensorRef wide;
+    wide.base = temp->get();
+    wide.dtype = DType::F32;
+    wide.shape = {n};
+    wide.strides = {1};
+    copy_on_device(dev, call.bias, wide);
+    args.bias = operand_address(temp->get(), 0, DType::F32);
+  }
   args.m = rows;
   args.n = n;
   args.k = k;

@@ -1,10 +1,13 @@
 // The epilogue on numr's own GEMM (sm90_gemm.h) instead of cuBLASLt + the finishing pass,
-// where that kernel applies: BF16, no kept pre-activation and no residual, an activation it
-// evaluates (None, Relu, Gelu, Silu), a dense row-major a (batch items stacked: one tall
-// product) and one dense row-major b shared by every item, a device of compute capability
-// 9.0, and shapes it tiles (rows % 128, n % 256, k % 64). Its epilogue runs on the f32
-// accumulators in registers, so the output is written once, in BF16, and never read back;
-// its results equal the staged path's bit for bit (the same f32 formulas, one rounding).
+// where that kernel applies: BF16, or F32 while TF32 products are allowed (allow_tf32()), no
+// kept pre-activation and no residual, an activation it evaluates (None, Relu, Gelu, Silu),
+// a dense row-major a (batch items stacked: one tall product) and one dense row-major b
+// shared by every item, a device of compute capability 9.0, and shapes it tiles (rows %
+// 128, n % 256, k % 64 for BF16 and % 32 for F32). Its epilogue runs on the f32
+// accumulators in registers, so the output is written once and never read back. In BF16 its
+// results equal the staged path's bit for bit (the same f32 formulas, one rounding); in
+// TF32 the products are summed in another order than cuBLASLt's, the epilogue's formulas
+// are the same.
 // NUMR_CUDA_OWN_GEMM=0 in the environment turns it off (the staged path runs instead).
 #pragma once
 

@@ -96,6 +96,18 @@
 // Gelu and silu divide with split_division (sm90_gemm.h): per 8 values 8 rcp + mul, one
 // setp each and one branch, in place of div.full.f32's 2 setp, 4 predicated mul, rcp and
 // mul per value.
+//
+// TF32 (sm90_gemm.h has the idea). A stage: 128 rows (m) of 32 F32 (k), laid out as the BF16
+// A stage, and read by wgmma as its B operand (K-major, N = 128 rows of m): the same
+// descriptor, 32 bytes further per k8 step. B stage: 4 boxes of 32 columns (n), box j at
+// j * 4 KiB, each 32 rows (k) of 128 bytes, 128-byte swizzled. Thread (warp w, lane 4g + t)
+// takes the columns 32w + 4 chunk(g) .. + 3 of box w, chunk(g) = (g >> 1) | (g & 1) << 2, as
+// its rows g and g + 8 of the two m64 blocks of D^T (words 0, 1: first block; 2, 3: second);
+// per k8 step s it loads k rows 8s + t and 8s + t + 4 (a0/a1 and a2/a3 of m64nNk8's
+// fragment). A quarter warp (g = 2p, 2p + 1, t = 0..3) then reads chunks chunk(g) ^ (row
+// % 8): 8 different ones, since chunk(2p) and chunk(2p + 1) differ in bit 2 and t spans the
+// low two bits. The accumulators hold, for each m of the tile, this thread's 4 consecutive
+// n; epilogue_f32 stores them as one 16-byte st.global per row.
 #include "backends/cuda/sm90_gemm.h"
 
 #include <algorithm>
@@ -123,7 +135,7 @@ static_assert(T::kM == 2 * 64, "two m64 row blocks per CTA tile");
 
 // Dynamic shared memory a block may opt into on sm_90 (227 KiB).
 constexpr int kSharedLimit = 232448;
-constexpr int kABytes = T::kM * T::kK * 2;  // one A stage: 128 rows of 128 bytes
+constexpr int kABytes = T::kM * 128;  // one A stage: 128 rows of 128 bytes (64 BF16 or 32 F32)
 
 // Register counts: the producer needs few, the consumers 128 accumulators and the rest.
 // 128 * 40 + 256 * 232 = 64512 <= 65536 registers of an SM.
@@ -278,9 +290,13 @@ std::string accumulator_list(int first, int count) {
 // The kernel's shape for a configuration.
 struct Layout {
   bool pingpong = false;
+  bool tf32 = false;    // F32 operands multiplied as TF32 (B from registers: TF32 above)
   int tile_n = 256;     // columns of one consumer tile
+  int k_step = 64;      // K per stage: one 128-byte row of A (64 BF16, 32 F32)
+  int box_n = 64;       // columns of B per bulk copy: one 128-byte row (64 BF16, 32 F32)
+  int box_bytes = 0;    // one B box: k_step rows of 128 bytes
   int stages = 4;       // ring depth
-  int b_bytes = 0;      // one B stage: 64 rows (k) of tile_n BF16
+  int b_bytes = 0;      // one B stage: k_step rows (k) of tile_n elements
   int stage_bytes = 0;  // A + B
   int barrier_offset = 0;
   int shared_bytes = 0;
@@ -290,9 +306,14 @@ struct Layout {
 Layout layout_of(const Sm90GemmConfig& config) {
   Layout l;
   l.pingpong = config.schedule == Sm90Schedule::PingPong;
+  l.tf32 = config.dtype == DType::F32;
   l.tile_n = l.pingpong ? 128 : 256;
+  const int elem = l.tf32 ? 4 : 2;
+  l.k_step = 128 / elem;
+  l.box_n = 128 / elem;
+  l.box_bytes = l.k_step * 128;
   l.stages = config.stages > 0 ? config.stages : (l.pingpong ? 6 : 4);
-  l.b_bytes = T::kK * l.tile_n * 2;
+  l.b_bytes = l.k_step * l.tile_n * elem;
   l.stage_bytes = kABytes + l.b_bytes;
   // A stages, then B stages, then full[] and empty[]; 1 KiB more so the kernel can round
   // the dynamic shared base up to the 1024-byte alignment the 128-byte swizzle needs.
@@ -431,16 +452,16 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
     p.op("mul.lo.u32 ", t2, ", ", stage, ", ", l.b_bytes);
     p.op("add.u32 ", t3, ", ", c.smem, ", ", t2);
     p.op("add.u32 ", dst_b, ", ", t3, ", ", l.stages * kABytes);
-    p.op("shl.b32 ", k0, ", ", kb, ", 6");  // * 64
+    p.op("shl.b32 ", k0, ", ", kb, ", ", log2_of(l.k_step));
     // Coordinates innermost first: A is {k, m}, B is {n, k}.
     p.op("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [", dst_a,
          "], [", tmap_a, ", {", k0, ", ", m0, "}], [", full, "]");
-    const int boxes = l.tile_n / 64;
+    const int boxes = l.tile_n / l.box_n;
     if (!multicast) {
       for (int j = 0; j < boxes; ++j) {
         const std::string nj = p.reg('r'), dj = p.reg('r');
-        p.op("add.u32 ", nj, ", ", n0, ", ", 64 * j);
-        p.op("add.u32 ", dj, ", ", dst_b, ", ", j * T::kK * 128);
+        p.op("add.u32 ", nj, ", ", n0, ", ", l.box_n * j);
+        p.op("add.u32 ", dj, ", ", dst_b, ", ", j * l.box_bytes);
         p.op("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [", dj,
              "], [", tmap_b, ", {", nj, ", ", k0, "}], [", full, "]");
       }
@@ -451,14 +472,14 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
       const std::string first_box = p.reg('r'), n_first = p.reg('r'), d_first = p.reg('r');
       const std::string t4 = p.reg('r'), t5 = p.reg('r');
       p.op("mul.lo.u32 ", first_box, ", ", c.rank, ", ", per);
-      p.op("shl.b32 ", t4, ", ", first_box, ", 6");  // * 64 columns
+      p.op("shl.b32 ", t4, ", ", first_box, ", ", log2_of(l.box_n));
       p.op("add.u32 ", n_first, ", ", n0, ", ", t4);
-      p.op("mul.lo.u32 ", t5, ", ", first_box, ", ", T::kK * 128);
+      p.op("mul.lo.u32 ", t5, ", ", first_box, ", ", l.box_bytes);
       p.op("add.u32 ", d_first, ", ", dst_b, ", ", t5);
       for (int j = 0; j < per; ++j) {
         const std::string nj = p.reg('r'), dj = p.reg('r');
-        p.op("add.u32 ", nj, ", ", n_first, ", ", 64 * j);
-        p.op("add.u32 ", dj, ", ", d_first, ", ", j * T::kK * 128);
+        p.op("add.u32 ", nj, ", ", n_first, ", ", l.box_n * j);
+        p.op("add.u32 ", dj, ", ", d_first, ", ", j * l.box_bytes);
         p.op(
             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
             ".multicast::cluster [",
@@ -625,6 +646,171 @@ void epilogue(Ptx& p, const Common& c, Activation act, const std::string& d,
   }
 }
 
+// One BF16 k block's products: A and B from the stage through descriptors (da: A's, at
+// this stage; desc_b0: B's at stage 0), 64 / 16 k16 steps.
+void bf16_products(Ptx& p, const Common& c, const std::string& stage, const std::string& da,
+                   const std::string& desc_b0, const std::string& accumulate,
+                   const std::string& always) {
+  const Layout& l = c.l;
+  const std::string s64 = p.reg('d'), ob = p.reg('d'), db = p.reg('d');
+  p.op("cvt.u64.u32 ", s64, ", ", stage);
+  p.op("mul.lo.u64 ", ob, ", ", s64, ", ", l.b_bytes / 16);
+  p.op("add.s64 ", db, ", ", desc_b0, ", ", ob);
+  p.op("wgmma.fence.sync.aligned");
+  for (int k = 0; k < l.k_step / 16; ++k) {
+    std::string dak = da, dbk = db;
+    if (k > 0) {
+      dak = p.reg('d');
+      dbk = p.reg('d');
+      p.op("add.s64 ", dak, ", ", da, ", ", 2 * k);    // 32 bytes per k16 along the row
+      p.op("add.s64 ", dbk, ", ", db, ", ", 128 * k);  // 16 rows of 128 bytes per k16
+    }
+    // imm-scale-a 1, imm-scale-b 1, imm-trans-a 0 (K-major), imm-trans-b 1 (N-major).
+    const std::string& scale_d = k == 0 ? accumulate : always;
+    if (!l.pingpong) {
+      p.op("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 ", accumulator_list(0, 128), ", ",
+           dak, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
+    } else {
+      // Rows 0..63, then rows 64..127 (8 KiB further into the A stage).
+      const std::string dak2 = p.reg('d');
+      p.op("add.s64 ", dak2, ", ", dak, ", ", 64 * 128 / 16);
+      p.op("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 ", accumulator_list(0, 64), ", ",
+           dak, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
+      p.op("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 ", accumulator_list(64, 64), ", ",
+           dak2, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
+    }
+  }
+}
+
+// TF32 fragment registers: set `set` (0, 1), k8 step s (0..3), word i (0..7).
+std::string frag(int set, int s, int i) { return "%fa" + std::to_string(32 * set + 8 * s + i); }
+
+// The byte offsets, from a B stage, of the two 16-byte words this thread loads per k8 step
+// (k rows t and t + 4 of the step; TF32 above): warp w's box, row t (+ 4), and the chunk
+// chunk(g) = (g >> 1) | (g & 1) << 2 of it, swizzled.
+// `chunk` gets chunk(g): this thread's 4 columns of each 32 are 4 chunk(g) .. + 3.
+void tf32_fragment_offsets(Ptx& p, const std::string& warp, const std::string& lane,
+                           const std::string& quad, std::string (&off)[2], std::string& chunk) {
+  const std::string g = p.reg('r'), g1 = p.reg('r'), g0 = p.reg('r'), g0s = p.reg('r'),
+                    box = p.reg('r');
+  chunk = p.reg('r');
+  p.op("shr.u32 ", g, ", ", lane, ", 2");
+  p.op("shr.u32 ", g1, ", ", g, ", 1");
+  p.op("and.b32 ", g0, ", ", g, ", 1");
+  p.op("shl.b32 ", g0s, ", ", g0, ", 2");
+  p.op("or.b32 ", chunk, ", ", g1, ", ", g0s);
+  p.op("shl.b32 ", box, ", ", warp, ", 12");  // 4 KiB per box of 32 columns
+  for (int h = 0; h < 2; ++h) {
+    const std::string row = p.reg('r'), sw = p.reg('r'), a = p.reg('r'), b = p.reg('r'),
+                      t = p.reg('r');
+    p.op("add.u32 ", row, ", ", quad, ", ", 4 * h);
+    p.op("xor.b32 ", sw, ", ", chunk, ", ", row);
+    p.op("shl.b32 ", a, ", ", row, ", 7");
+    p.op("shl.b32 ", b, ", ", sw, ", 4");
+    p.op("add.u32 ", t, ", ", box, ", ", a);
+    off[h] = p.reg('r');
+    p.op("add.u32 ", off[h], ", ", t, ", ", b);
+  }
+}
+
+// One TF32 k block's products: this thread's B fragments (B^T's rows, as wgmma's A) from the
+// stage into set `set`, then per k8 step two m64n128k8 with A's tile (as wgmma's B, K-major)
+// through the descriptor da.
+void tf32_products(Ptx& p, const Common& c, int set, const std::string& stage,
+                   const std::string& da, const std::string (&frag_off)[2],
+                   const std::string& accumulate, const std::string& always) {
+  const Layout& l = c.l;
+  const std::string t = p.reg('r'), base = p.reg('r');
+  p.op("mul.lo.u32 ", t, ", ", stage, ", ", l.b_bytes);
+  p.op("add.u32 ", base, ", ", c.smem, ", ", t);
+  std::string addr[2];
+  for (int h = 0; h < 2; ++h) {
+    const std::string u = p.reg('r');
+    p.op("add.u32 ", u, ", ", base, ", ", frag_off[h]);
+    addr[h] = p.reg('r');
+    p.op("add.u32 ", addr[h], ", ", u, ", ", l.stages * kABytes);
+  }
+  for (int s = 0; s < l.k_step / 8; ++s)
+    for (int h = 0; h < 2; ++h)
+      p.op("ld.shared.v4.b32 {", frag(set, s, 4 * h), ", ", frag(set, s, 4 * h + 1), ", ",
+           frag(set, s, 4 * h + 2), ", ", frag(set, s, 4 * h + 3), "}, [", addr[h], "+", 1024 * s,
+           "]");
+  p.op("wgmma.fence.sync.aligned");
+  for (int s = 0; s < l.k_step / 8; ++s) {
+    std::string das = da;
+    if (s > 0) {
+      das = p.reg('d');
+      p.op("add.s64 ", das, ", ", da, ", ", 2 * s);  // 32 bytes per k8 along A's rows
+    }
+    const std::string& scale_d = s == 0 ? accumulate : always;
+    // Words 0, 1 (rows t) and 4, 5 (rows t + 4) are this thread's fragment of the first
+    // m64 block (columns 0, 1 of its four), words 2, 3 and 6, 7 of the second.
+    for (int half = 0; half < 2; ++half)
+      p.op("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 ", accumulator_list(64 * half, 64),
+           ", {", frag(set, s, 2 * half), ", ", frag(set, s, 2 * half + 1), ", ",
+           frag(set, s, 2 * half + 4), ", ", frag(set, s, 2 * half + 5), "}, ", das, ", ", scale_d,
+           ", 1, 1");
+  }
+}
+
+// D = act(acc + bias) as F32 for the TF32 kernel's tile (m_blk, n_blk). The accumulators
+// hold D^T: thread (warp w, lane l = 4g + t) has, for each column 8i + 2t + j (j = 0, 1) of
+// the two m64 blocks (rows of D: m), the rows 16w + g and + 8 of each block, which are
+// columns 32w + 4 chunk(g) + 0, 1 (first block) and + 2, 3 (second) of D: acc[4i + j],
+// acc[4i + 2 + j], acc[64 + 4i + j], acc[64 + 4i + 2 + j]. So each row m of D gets 16
+// consecutive bytes from this thread, and a warp's 8 g cover 128 consecutive bytes.
+void epilogue_f32(Ptx& p, const Common& c, Activation act, const std::string& d,
+                  const std::string& bias, const std::string& n, const std::string& m_blk,
+                  const std::string& n_blk, const std::string& warp, const std::string& quad,
+                  const std::string& chunk) {
+  const Layout& l = c.l;
+  p.comment("epilogue: D = act(acc + bias) as F32");
+  const std::string m0 = p.reg('r'), n0 = p.reg('r'), ws = p.reg('r'), cs = p.reg('r'),
+                    t1 = p.reg('r'), col = p.reg('r'), qs = p.reg('r'), row = p.reg('r');
+  p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
+  p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
+  p.op("shl.b32 ", ws, ", ", warp, ", 5");
+  p.op("shl.b32 ", cs, ", ", chunk, ", 2");
+  p.op("add.u32 ", t1, ", ", n0, ", ", ws);
+  p.op("add.u32 ", col, ", ", t1, ", ", cs);
+  p.op("shl.b32 ", qs, ", ", quad, ", 1");
+  p.op("add.u32 ", row, ", ", m0, ", ", qs);
+  const std::string rn = p.reg('d'), c64 = p.reg('d'), e = p.reg('d'), eb = p.reg('d'),
+                    row_bytes = p.reg('d'), step = p.reg('d'), boff = p.reg('d'), bp = p.reg('d');
+  p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
+  p.op("cvt.u64.u32 ", c64, ", ", col);
+  p.op("add.s64 ", e, ", ", rn, ", ", c64);
+  p.op("shl.b64 ", eb, ", ", e, ", 2");
+  p.op("mul.wide.u32 ", row_bytes, ", ", n, ", 4");
+  p.op("mul.wide.u32 ", step, ", ", n, ", 32");  // 8 rows
+  p.op("mul.wide.u32 ", boff, ", ", col, ", 4");
+  p.op("add.s64 ", bp, ", ", bias, ", ", boff);
+  std::string bv[4];
+  for (std::string& v : bv) v = p.reg('f');
+  p.op("ld.global.nc.v4.f32 {", bv[0], ", ", bv[1], ", ", bv[2], ", ", bv[3], "}, [", bp, "]");
+  std::string dr[2];
+  dr[0] = p.reg('d');
+  dr[1] = p.reg('d');
+  p.op("add.s64 ", dr[0], ", ", d, ", ", eb);
+  p.op("add.s64 ", dr[1], ", ", dr[0], ", ", row_bytes);
+  for (int i = 0; i < l.tile_n / 8; ++i) {
+    std::vector<Activated> y;
+    for (int j = 0; j < 2; ++j)
+      for (int q = 0; q < 4; ++q) {
+        const int acc = 64 * (q / 2) + 4 * i + 2 * (q % 2) + j;
+        const std::string v = p.reg('f');
+        p.op("add.rn.f32 ", v, ", %acc", acc, ", ", bv[q]);
+        y.push_back(activate(p, act, v, c.split_division));
+      }
+    if (c.split_division) split_division_check(p, y);
+    for (int j = 0; j < 2; ++j) {
+      p.op("st.global.v4.f32 [", dr[j], "], {", y[4 * j].y, ", ", y[4 * j + 1].y, ", ",
+           y[4 * j + 2].y, ", ", y[4 * j + 3].y, "}");
+      if (i + 1 < l.tile_n / 8) p.op("add.s64 ", dr[j], ", ", dr[j], ", ", step);
+    }
+  }
+}
+
 void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, const std::string& d,
               const std::string& bias, const std::string& n) {
   const Layout& l = c.l;
@@ -702,6 +888,8 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
       p.op("add.u32 ", row_t, ", ", a, ", ", e);
     }
   }
+  std::string frag_off[2], chunk;
+  if (l.tf32) tf32_fragment_offsets(p, warp, lane, quad, frag_off, chunk);
   const std::string always = p.reg('p');
   p.op("setp.eq.u32 ", always, ", ", tid, ", ", tid);
 
@@ -772,60 +960,54 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   }
   tile_coords(p, c, unit, m_blk, n_blk);
   p.op("mov.u32 ", kb, ", 0");
-  p.place(k_loop);
-  {
+  // One k block: wait for its stage, queue its products (TF32: into fragment set `set`),
+  // release the previous k block's stage once its products are done, move on.
+  auto k_block = [&](int set) {
     const std::string off = p.reg('r'), full = p.reg('r');
     p.op("shl.b32 ", off, ", ", stage, ", 3");
     p.op("add.u32 ", full, ", ", c.bar_full, ", ", off);
     wait_parity(p, full, phase, "c_wait_full");
-    const std::string s64 = p.reg('d'), oa = p.reg('d'), ob = p.reg('d');
-    const std::string da = p.reg('d'), db = p.reg('d'), accumulate = p.reg('p');
+    const std::string s64 = p.reg('d'), oa = p.reg('d'), da = p.reg('d'), accumulate = p.reg('p');
     p.op("cvt.u64.u32 ", s64, ", ", stage);
     p.op("mul.lo.u64 ", oa, ", ", s64, ", ", kABytes / 16);  // descriptor units of 16 bytes
-    p.op("mul.lo.u64 ", ob, ", ", s64, ", ", l.b_bytes / 16);
     p.op("add.s64 ", da, ", ", desc_a0, ", ", oa);
-    p.op("add.s64 ", db, ", ", desc_b0, ", ", ob);
     // The first k block of a tile overwrites the accumulators (scale-d false).
     p.op("setp.ne.u32 ", accumulate, ", ", kb, ", 0");
-    p.op("wgmma.fence.sync.aligned");
-    for (int k = 0; k < T::kK / 16; ++k) {
-      std::string dak = da, dbk = db;
-      if (k > 0) {
-        dak = p.reg('d');
-        dbk = p.reg('d');
-        p.op("add.s64 ", dak, ", ", da, ", ", 2 * k);    // 32 bytes per k16 along the row
-        p.op("add.s64 ", dbk, ", ", db, ", ", 128 * k);  // 16 rows of 128 bytes per k16
-      }
-      // imm-scale-a 1, imm-scale-b 1, imm-trans-a 0 (K-major), imm-trans-b 1 (N-major).
-      const std::string& scale_d = k == 0 ? accumulate : always;
-      if (!l.pingpong) {
-        p.op("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 ", accumulator_list(0, 128),
-             ", ", dak, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
-      } else {
-        // Rows 0..63, then rows 64..127 (8 KiB further into the A stage).
-        const std::string dak2 = p.reg('d');
-        p.op("add.s64 ", dak2, ", ", dak, ", ", 64 * 128 / 16);
-        p.op("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 ", accumulator_list(0, 64),
-             ", ", dak, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
-        p.op("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 ", accumulator_list(64, 64),
-             ", ", dak2, ", ", dbk, ", ", scale_d, ", 1, 1, 0, 1");
-      }
-    }
+    if (l.tf32)
+      tf32_products(p, c, set, stage, da, frag_off, accumulate, always);
+    else
+      bf16_products(p, c, stage, da, desc_b0, accumulate, always);
     p.op("wgmma.commit_group.sync.aligned");
-    // The group of the previous k block has finished reading its stage: release it.
+    // The group of the previous k block has finished reading its stage (and, TF32, its
+    // fragment set, which the next k block refills): release it.
     p.op("wgmma.wait_group.sync.aligned 1");
     const std::string rel = p.reg('p'), not_first = p.reg('p');
     p.op("setp.ne.u32 ", not_first, ", ", kb, ", 0");
     p.op("and.pred ", rel, ", ", not_first, ", ", lane0);
     release(rel, prev);
     p.op("mov.u32 ", prev, ", ", stage);
-  }
-  advance(p, l.stages, stage, phase);
-  {
-    const std::string more = p.reg('p');
+    advance(p, l.stages, stage, phase);
     p.op("add.u32 ", kb, ", ", kb, ", 1");
+  };
+  p.place(k_loop);
+  if (!l.tf32) {
+    k_block(0);
+    const std::string more = p.reg('p');
     p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
     p.op("@", more, " bra ", k_loop);
+  } else {
+    // Two fragment sets in turn: the loop body is two k blocks. An odd count leaves after
+    // the first straight to the loop's end: a path from there back to the loop's start
+    // (which cannot run, but ptxas does not know) would refill set 0 while its products
+    // run, and ptxas would then serialise every wgmma (C7513).
+    const std::string done = p.reg('p'), more = p.reg('p'), k_end = p.label("c_k_end");
+    k_block(0);
+    p.op("setp.ge.u32 ", done, ", ", kb, ", ", c.k_blocks);
+    p.op("@", done, " bra ", k_end);
+    k_block(1);
+    p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
+    p.op("@", more, " bra ", k_loop);
+    p.place(k_end);
   }
   if (l.pingpong) {
     // Every full barrier of this tile has been waited on: the other warpgroup may start on
@@ -844,7 +1026,10 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     p.op("mov.u32 ", waits, ", 1");
   }
 
-  epilogue(p, c, act, d, bias, n, m_blk, n_blk, row_t, quad);
+  if (l.tf32)
+    epilogue_f32(p, c, act, d, bias, n, m_blk, n_blk, warp, quad, chunk);
+  else
+    epilogue(p, c, act, d, bias, n, m_blk, n_blk, row_t, quad);
   p.op("add.u32 ", unit, ", ", unit, ", ", unit_step);
   p.op("bra ", unit_loop);
 }
@@ -866,11 +1051,12 @@ Sm90GemmLayout sm90_gemm_layout(const Sm90GemmConfig& config) {
 
 std::string Sm90GemmConfig::name() const {
   const Layout l = layout_of(*this);
-  return "sm90_gemm_bf16_" + std::string(activation_name(act)) + "_" + (l.pingpong ? "pp" : "") +
-         std::to_string(T::kM) + "x" + std::to_string(l.tile_n) + "x" + std::to_string(T::kK) +
+  return std::string("sm90_gemm_") + (l.tf32 ? "tf32_" : "bf16_") +
+         std::string(activation_name(act)) + "_" + (l.pingpong ? "pp" : "") +
+         std::to_string(T::kM) + "x" + std::to_string(l.tile_n) + "x" + std::to_string(l.k_step) +
          "_s" + std::to_string(l.stages) +
          (group_rows > 0 ? "_g" + std::to_string(group_rows) : "") +
-         (store_width != 16 ? "_w" + std::to_string(store_width) : "") +
+         (store_width != 16 && !l.tf32 ? "_w" + std::to_string(store_width) : "") +
          (split_division && (act == Activation::Gelu || act == Activation::Silu) ? "_rcp" : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
@@ -883,7 +1069,11 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
                        config.ptx_major, ".", config.ptx_minor);
   if (config.cluster != 1 && config.cluster != 2)
     fail<BackendError>(kOp, "cluster size ", config.cluster, " (1 or 2 are implemented)");
+  if (config.dtype != DType::BF16 && config.dtype != DType::F32)
+    fail<BackendError>(kOp, "dtype ", dtype_name(config.dtype), " (BF16, or F32 as TF32)");
   const Layout layout = layout_of(config);
+  if (layout.tf32 && !layout.pingpong)
+    fail<BackendError>(kOp, "the TF32 kernel has the ping-pong schedule only");
   if (config.group_rows < 0)
     fail<BackendError>(kOp, "group_rows ", config.group_rows, " (0 or more)");
   if (config.store_width != 8 && config.store_width != 16)
@@ -982,8 +1172,9 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   p.op("ret");
 
   std::ostringstream os;
-  os << "// numr sm_90a GEMM: D = " << activation_name(config.act)
-     << "(A @ B + bias), BF16 in and out, f32 accumulation and bias\n"
+  os << "// numr sm_90a GEMM: D = " << activation_name(config.act) << "(A @ B + bias), "
+     << (layout.tf32 ? "F32 in and out as TF32" : "BF16 in and out")
+     << ", f32 accumulation and bias\n"
      << ".version " << config.ptx_major << "." << config.ptx_minor << "\n"
      << ".target sm_90a\n"
      << ".address_size 64\n\n"
@@ -1000,7 +1191,9 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
      << "    .maxntid " << T::kThreads << ", 1, 1\n"
      << "    .minnctapersm 1\n";
   if (c.cluster > 1) os << "    .reqnctapercluster " << c.cluster << ", 1, 1\n";
-  os << "{\n" << p.declarations() << "    .reg .f32 %acc<128>;\n\n" << p.body() << "}\n";
+  os << "{\n" << p.declarations() << "    .reg .f32 %acc<128>;\n";
+  if (layout.tf32) os << "    .reg .b32 %fa<64>;\n";
+  os << "\n" << p.body() << "}\n";
   return os.str();
 }
 
@@ -1018,10 +1211,12 @@ bool sm90_gemm_supported(const CudaDevice& dev, std::string* reason) {
   return why.empty();
 }
 
-bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k) {
-  return m > 0 && n > 0 && k > 0 && m % T::kM == 0 && n % T::kN == 0 && k % T::kK == 0 &&
-         m / T::kM * (n / 128) <= int64_t(INT32_MAX) && n <= int64_t(UINT32_MAX) &&
-         m <= int64_t(INT32_MAX) && k <= int64_t(INT32_MAX);
+int sm90_gemm_k_step(DType dtype) { return dtype == DType::F32 ? 32 : T::kK; }
+
+bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k, DType dtype) {
+  return m > 0 && n > 0 && k > 0 && m % T::kM == 0 && n % T::kN == 0 &&
+         k % sm90_gemm_k_step(dtype) == 0 && m / T::kM * (n / 128) <= int64_t(INT32_MAX) &&
+         n <= int64_t(UINT32_MAX) && m <= int64_t(INT32_MAX) && k <= int64_t(INT32_MAX);
 }
 
 void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtensorMap& map_b) {
@@ -1029,26 +1224,31 @@ void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtenso
   if (!drv.tensor_map_encode_tiled)
     fail<BackendUnavailable>(kOp, "the driver has no cuTensorMapEncodeTiled");
   const uint32_t unit[2] = {1, 1};
+  const bool f32 = args.dtype == DType::F32;
+  const uint64_t elem = f32 ? 4 : 2;
   auto encode = [&](CUtensorMap& map, uint64_t addr, uint64_t inner, uint64_t outer,
                     uint32_t box_inner, uint32_t box_outer, const char* what) {
     const uint64_t dims[2] = {inner, outer};
-    const uint64_t strides[1] = {inner * 2};  // bytes between rows
+    const uint64_t strides[1] = {inner * elem};  // bytes between rows
     const uint32_t box[2] = {box_inner, box_outer};
     const CUresult r = drv.tensor_map_encode_tiled(
-        &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, reinterpret_cast<void*>(uintptr_t(addr)), dims,
-        strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        &map, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+        reinterpret_cast<void*>(uintptr_t(addr)), dims, strides, box, unit,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
       fail<BackendError>(kOp, "cuTensorMapEncodeTiled (", what, ": dims {", inner, ", ", outer,
                          "}, box {", box_inner, ", ", box_outer, "}): ", error_text(drv, r));
   };
-  encode(map_a, args.a, uint64_t(args.k), uint64_t(args.m), T::kK, T::kM, "A");
-  encode(map_b, args.b, uint64_t(args.n), uint64_t(args.k), 64, T::kK, "B");
+  // One 128-byte row per box row: 64 BF16 or 32 F32 (the k step, and B's box width).
+  const uint32_t row = uint32_t(128 / elem);
+  encode(map_a, args.a, uint64_t(args.k), uint64_t(args.m), row, T::kM, "A");
+  encode(map_b, args.b, uint64_t(args.n), uint64_t(args.k), row, row, "B");
 }
 
 int sm90_gemm_cluster(const Sm90GemmArgs& args) {
   if (args.cluster == 1 || args.cluster == 2) return args.cluster;
-  return args.m % (2 * T::kM) == 0 ? 2 : 1;
+  return args.dtype == DType::BF16 && args.m % (2 * T::kM) == 0 ? 2 : 1;
 }
 
 void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
@@ -1056,10 +1256,12 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   if (!sm90_gemm_supported(dev, &why)) fail<BackendUnavailable>(kOp, why);
   if (!supported_activation(args.act))
     fail<BackendLimitation>(kOp, "activation ", activation_name(args.act), " is not implemented");
-  if (!sm90_gemm_shape_ok(args.m, args.n, args.k))
+  if (args.dtype != DType::BF16 && args.dtype != DType::F32)
+    fail<BackendLimitation>(kOp, "dtype ", dtype_name(args.dtype), " (BF16, or F32 as TF32)");
+  if (!sm90_gemm_shape_ok(args.m, args.n, args.k, args.dtype))
     fail<BackendLimitation>(kOp, "[", args.m, ", ", args.k, "] @ [", args.k, ", ", args.n,
-                            "]: needs m % ", T::kM, " == 0, n % ", T::kN, " == 0, k % ", T::kK,
-                            " == 0");
+                            "]: needs m % ", T::kM, " == 0, n % ", T::kN, " == 0, k % ",
+                            sm90_gemm_k_step(args.dtype), " == 0");
   const int cluster = sm90_gemm_cluster(args);
   if (args.cluster < 0 || args.cluster > 2 || args.m % (cluster * T::kM) != 0)
     fail<BackendLimitation>(kOp, "cluster ", args.cluster, " with m = ", args.m,
@@ -1070,14 +1272,14 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   CUtensorMap map_a{}, map_b{};
   sm90_gemm_tensor_maps(args, map_a, map_b);
 
-  Sm90GemmConfig config{.act = args.act, .cluster = cluster};
+  Sm90GemmConfig config{.act = args.act, .cluster = cluster, .dtype = args.dtype};
   if (args.kernel) {
     config = *args.kernel;
-    if (config.act != args.act || config.cluster != cluster)
-      fail<InvalidArgument>(kOp, "the kernel's activation and cluster (",
-                            activation_name(config.act), ", ", config.cluster,
-                            ") differ from the call's (", activation_name(args.act), ", ", cluster,
-                            ")");
+    if (config.act != args.act || config.cluster != cluster || config.dtype != args.dtype)
+      fail<InvalidArgument>(
+          kOp, "the kernel's activation, cluster and dtype (", activation_name(config.act), ", ",
+          config.cluster, ", ", dtype_name(config.dtype), ") differ from the call's (",
+          activation_name(args.act), ", ", cluster, ", ", dtype_name(args.dtype), ")");
   }
   config.ptx_major = dev.props().ptx_isa_major;
   config.ptx_minor = dev.props().ptx_isa_minor;
@@ -1090,7 +1292,7 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   // Work units: `cluster` tiles stacked along M (sm90_gemm.h).
   const uint32_t tiles_n = uint32_t(args.n / layout.tile_n);
   const uint32_t units = uint32_t(args.m / (T::kM * cluster)) * tiles_n;
-  const uint32_t k_blocks = uint32_t(args.k / T::kK);
+  const uint32_t k_blocks = uint32_t(args.k / layout.k_step);
   const uint32_t n = uint32_t(args.n);
   int64_t clusters = std::min<int64_t>(units, dev.props().sm_count / cluster);
   if (args.max_ctas > 0)
@@ -1105,8 +1307,9 @@ Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, 
                           int max_ctas, int cluster, const Sm90GemmConfig* kernel) {
   if (a.dim() != 2 || b.dim() != 2 || bias.dim() != 1)
     fail<InvalidArgument>(kOp, "needs a [m, k], b [k, n] and bias [n]");
-  if (a.dtype() != DType::BF16 || b.dtype() != DType::BF16 || bias.dtype() != DType::F32)
-    fail<DTypeMismatch>(kOp, "needs BF16 a and b and an F32 bias");
+  const DType dt = a.dtype();
+  if ((dt != DType::BF16 && dt != DType::F32) || b.dtype() != dt || bias.dtype() != DType::F32)
+    fail<DTypeMismatch>(kOp, "needs a and b both BF16 or both F32, and an F32 bias");
   const Device dev = a.device();
   if (dev.type != DeviceType::Cuda || b.device() != dev || bias.device() != dev)
     fail<DeviceMismatch>(kOp, "needs every operand on one CUDA device");
@@ -1116,7 +1319,7 @@ Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, 
   if (b.shape()[0] != k || bias.shape()[0] != n)
     fail<ShapeMismatch>(kOp, "[", m, ", ", k, "] @ [", b.shape()[0], ", ", n, "] + [",
                         bias.shape()[0], "]");
-  Tensor out = Tensor::empty({m, n}, DType::BF16, dev);
+  Tensor out = Tensor::empty({m, n}, dt, dev);
   sm90_gemm_bias_act(cuda_device(dev.index), Sm90GemmArgs{.a = address_of(a),
                                                           .b = address_of(b),
                                                           .bias = address_of(bias),
@@ -1127,7 +1330,8 @@ Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, 
                                                           .act = act,
                                                           .max_ctas = max_ctas,
                                                           .cluster = cluster,
-                                                          .kernel = kernel});
+                                                          .kernel = kernel,
+                                                          .dtype = dt});
   return out;
 }
 

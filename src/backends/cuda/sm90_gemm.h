@@ -3,7 +3,8 @@
 //   D[M, N] = act(A[M, K] @ B[K, N] + bias[N])
 //
 // A and B row-major BF16, bias F32, D row-major BF16, accumulation in f32, act one of
-// None, Relu, Gelu (tanh form), Silu, evaluated in f32 with one rounding to BF16.
+// None, Relu, Gelu (tanh form), Silu, evaluated in f32 with one rounding to BF16. Or, the
+// TF32 form (Sm90GemmConfig::dtype F32): A, B and D F32, the products on TF32 tensor cores.
 //
 // gemm_epilogue_own.h sends it the matmul_bias_activation calls it can take.
 // It takes M a multiple of 128, N a multiple of 256 and K a multiple of 64 only
@@ -47,6 +48,19 @@
 //  - the stages are handed over through mbarriers: full[s] (producer's expect_tx, completed
 //    by the copies' bytes) and empty[s] (one arrival per consumer warp reading the stage, of
 //    every CTA of the cluster, once its wgmma reading the stage has completed).
+//
+// TF32. wgmma reads 32-bit operands from shared memory only K-major, and B [K, N] is
+// N-major. So the TF32 form computes D^T = B^T A^T: A's tile, K-major as loaded, is wgmma's
+// B operand (through a descriptor), and B^T is wgmma's A operand, from registers: each
+// thread loads its fragments from the B stage with 16-byte ld.shared (4 consecutive columns
+// of one k row), whose order among the tile's 128 rows of D^T is free and is chosen so that
+// the loads of a quarter warp hit 8 different 16-byte chunks under the 128-byte swizzle (no
+// bank conflicts) and each thread ends up holding 4 consecutive columns of D per row: the
+// epilogue stores 16 bytes per row with no exchange between lanes. K steps of 32 (one
+// 128-byte row), ping-pong only, two fragment sets used in turn so that one k block's
+// fragments load while the previous block's products run. On an H200 (the probe with
+// --tf32, 8192 x 4096 x 4096, one run, over cuBLASLt's TF32 matmul in the same rounds):
+// cluster 1 none 0.989, relu 1.011, gelu 0.988, silu 0.985; cluster 2 1.003-1.022.
 #pragma once
 
 #include <cstdint>
@@ -104,6 +118,9 @@ struct Sm90GemmConfig {
   // checks the range, and a batch of 8 with any den above it (or NaN) is redone with
   // div.full.f32. The probe checks the equality on the GPU for every den in the range.
   bool split_division = true;
+  // BF16: A, B and D BF16. F32: A, B and D F32, the products on TF32 tensor cores (the
+  // tensor cores read each operand's upper 19 bits), ping-pong only; see "TF32" above.
+  DType dtype = DType::BF16;
 
   // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp" (the
   // defaults; "_w8" for 8-byte stores, "_rcp" for split division where the activation
@@ -134,17 +151,20 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config);
 
 // Raw operands: device addresses of dense row-major matrices on `dev`, 16-byte aligned.
 struct Sm90GemmArgs {
-  uint64_t a = 0;     // BF16 [m, k]
-  uint64_t b = 0;     // BF16 [k, n]
+  uint64_t a = 0;     // [m, k] of `dtype`
+  uint64_t b = 0;     // [k, n] of `dtype`
   uint64_t bias = 0;  // F32 [n]
-  uint64_t d = 0;     // BF16 [m, n]
+  uint64_t d = 0;     // [m, n] of `dtype`
   int64_t m = 0, n = 0, k = 0;
   Activation act = Activation::None;
   int max_ctas = 0;  // grid size cap; 0: one CTA per SM (tests use 1 to run many tiles per CTA)
-  int cluster = 0;   // 1 or 2 (Sm90GemmConfig::cluster); 0: 2 where m % 256 == 0, else 1
+  // 1 or 2 (Sm90GemmConfig::cluster); 0: BF16 2 where m % 256 == 0, else 1; F32 1 (on an
+  // H200 at 8192 x 4096 x 4096 the TF32 kernel took 1.3-1.9% longer with clusters of 2).
+  int cluster = 0;
   // The kernel to run (its act must be `act`, its cluster the one sm90_gemm_cluster
   // chooses); null: the default configuration for them.
   const Sm90GemmConfig* kernel = nullptr;
+  DType dtype = DType::BF16;  // of a, b and d: BF16, or F32 multiplied as TF32
 };
 
 // The cluster size sm90_gemm_bias_act uses for args.
@@ -154,13 +174,16 @@ int sm90_gemm_cluster(const Sm90GemmArgs& args);
 // newer and cuTensorMapEncodeTiled. When not, *reason (if given) says why.
 bool sm90_gemm_supported(const CudaDevice& dev, std::string* reason = nullptr);
 
-// Shapes the kernel takes: m % 128 == 0, n % 256 == 0, k % 64 == 0, all positive (and
-// at most 2^31 - 1 tiles of 128 x 128).
-bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k);
+// K per stage: 64 for BF16, 32 for F32 (one 128-byte row either way).
+int sm90_gemm_k_step(DType dtype);
+
+// Shapes the kernel takes: m % 128 == 0, n % 256 == 0, k % sm90_gemm_k_step(dtype) == 0,
+// all positive (and at most 2^31 - 1 tiles of 128 x 128).
+bool sm90_gemm_shape_ok(int64_t m, int64_t n, int64_t k, DType dtype = DType::BF16);
 
 // The two tensor maps (A: dims {k, m}, box {64, 128}; B: dims {n, k}, box {64, 64}; BF16,
-// 128-byte swizzle); the same for every schedule. Throws BackendError naming the map when the
-// driver refuses it.
+// 128-byte swizzle; for F32 boxes {32, 128} and {32, 32}); the same for every schedule. Throws
+// BackendError naming the map when the driver refuses it.
 void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtensorMap& map_b);
 
 // Queues the kernel on dev's stream. Throws BackendUnavailable when !sm90_gemm_supported,
@@ -168,8 +191,8 @@ void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtenso
 // InvalidArgument for misaligned addresses.
 void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args);
 
-// The same on tensors: a BF16 [m, k], b BF16 [k, n], bias F32 [n], all contiguous on one
-// CUDA device. Returns D, a new BF16 [m, n] tensor.
+// The same on tensors: a [m, k] and b [k, n] both BF16 or both F32 (TF32 products), bias
+// F32 [n], all contiguous on one CUDA device. Returns D, a new [m, n] tensor of a's dtype.
 // `kernel` as in Sm90GemmArgs.
 Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act,
                           int max_ctas = 0, int cluster = 0,
