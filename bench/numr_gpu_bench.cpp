@@ -2,7 +2,7 @@
 // Prints one JSON object per line, {"case": name, "ms": median milliseconds}; the
 // script bench/gpu/run.sh runs both programs in one go and bench/gpu/report.py joins
 // them into the table of BENCHMARKS.md (ratios and fractions of the measured floors).
-//   numr_gpu_bench [--reps 20] [--rounds 7] [--only substring[,substring...]]
+//   numr_gpu_bench [--reps 20] [--rounds 7] [--gap-ms 0] [--only substring[,substring...]]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "numr/numr.h"
@@ -21,43 +22,80 @@ namespace {
 
 struct Options {
   int reps = 20, rounds = 7;
+  int gap_ms = 0;  // idle time before each round (--gap-ms)
   std::string only;
 };
 
-// Median over rounds of the mean time of `reps` back-to-back calls, after warm-up. The
-// device is synchronized before and after each round, so queued work is all counted.
-double time_ms(const Options& o, Device dev, const std::function<void()>& fn) {
-  for (int i = 0; i < 3; ++i) fn();
-  synchronize(dev);
-  std::vector<double> t;
-  for (int r = 0; r < o.rounds; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < o.reps; ++i) fn();
-    synchronize(dev);
-    const std::chrono::duration<double, std::milli> d = std::chrono::steady_clock::now() - start;
-    t.push_back(d.count() / o.reps);
+struct Case {
+  std::string name;
+  std::function<void()> fn;
+};
+
+bool wanted(const Options& o, const std::string& name) {
+  if (o.only.empty()) return true;
+  for (size_t at = 0; at <= o.only.size();) {
+    const size_t comma = std::min(o.only.find(',', at), o.only.size());
+    if (name.find(o.only.substr(at, comma - at)) != std::string::npos) return true;
+    at = comma + 1;
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return false;
+}
+
+// The mean time of `reps` back-to-back calls. The device is synchronized before and after,
+// so queued work is all counted; with --gap-ms it then idles that long before the calls, so
+// that every round starts from the same clock and temperature (at the power limit they
+// depend on what ran just before).
+double round_ms(const Options& o, Device dev, const std::function<void()>& fn) {
+  synchronize(dev);
+  if (o.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.gap_ms));
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.reps; ++i) fn();
+  synchronize(dev);
+  const std::chrono::duration<double, std::milli> d = std::chrono::steady_clock::now() - start;
+  return d.count() / o.reps;
+}
+
+// Times the wanted cases of a group in `rounds` rounds after warm-up, each round running
+// every case in turn, starting one case further each round; prints each case's median
+// round. A group is a set of cases compared with each other (a GEMM and its epilogues):
+// interleaved, they share the GPU's clock and temperature, which at its power limit move
+// by several percent within a few seconds.
+void report(const Options& o, Device dev, std::vector<Case> cases) {
+  std::erase_if(cases, [&](const Case& c) { return !wanted(o, c.name); });
+  std::vector<std::vector<double>> t(cases.size());
+  std::vector<std::string> error(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) try {
+      for (int w = 0; w < 3; ++w) cases[i].fn();
+      synchronize(dev);
+    } catch (const std::exception& e) {
+      error[i] = e.what();
+    }
+  for (int r = 0; r < o.rounds; ++r)
+    for (size_t q = 0; q < cases.size(); ++q) {
+      const size_t i = (q + size_t(r)) % cases.size();
+      if (!error[i].empty()) continue;
+      try {
+        t[i].push_back(round_ms(o, dev, cases[i].fn));
+      } catch (const std::exception& e) {
+        error[i] = e.what();
+      }
+    }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!error[i].empty()) {
+      std::printf("{\"case\": \"%s\", \"error\": \"%s\"}\n", cases[i].name.c_str(),
+                  error[i].c_str());
+    } else {
+      std::sort(t[i].begin(), t[i].end());
+      std::printf("{\"case\": \"%s\", \"ms\": %.6f}\n", cases[i].name.c_str(),
+                  t[i][t[i].size() / 2]);
+    }
+  }
+  std::fflush(stdout);
 }
 
 void report(const Options& o, Device dev, const std::string& name,
             const std::function<void()>& fn) {
-  if (!o.only.empty()) {
-    bool wanted = false;
-    for (size_t at = 0; at <= o.only.size();) {
-      const size_t comma = std::min(o.only.find(',', at), o.only.size());
-      if (name.find(o.only.substr(at, comma - at)) != std::string::npos) wanted = true;
-      at = comma + 1;
-    }
-    if (!wanted) return;
-  }
-  try {
-    std::printf("{\"case\": \"%s\", \"ms\": %.6f}\n", name.c_str(), time_ms(o, dev, fn));
-  } catch (const std::exception& e) {
-    std::printf("{\"case\": \"%s\", \"error\": \"%s\"}\n", name.c_str(), e.what());
-  }
-  std::fflush(stdout);
+  report(o, dev, std::vector<Case>{{name, fn}});
 }
 
 void run(const Options& o, Device dev) {
@@ -102,13 +140,15 @@ void run(const Options& o, Device dev) {
     Tensor x = randn({m, k}, dt, dev, gen);
     Tensor w = (randn({k, nn}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(k)))).cast(dt);
     Tensor bias = randn({nn}, dt, dev, gen), g = randn({m, nn}, dt, dev, gen);
-    report(o, dev, "matmul_" + t + shape, [&] { (void)matmul(x, w); });
-    report(o, dev, "linear_bias_" + t + shape,
-           [&] { (void)matmul_bias_activation(x, w, bias, Activation::None); });
-    report(o, dev, "linear_gelu_" + t + shape,
-           [&] { (void)matmul_bias_activation(x, w, bias, Activation::Gelu); });
-    report(o, dev, "linear_silu_" + t + shape,
-           [&] { (void)matmul_bias_activation(x, w, bias, Activation::Silu); });
+    // The plain matmul and the forward epilogues, interleaved (report's group).
+    report(o, dev,
+           {{"matmul_" + t + shape, [&] { (void)matmul(x, w); }},
+            {"linear_bias_" + t + shape,
+             [&] { (void)matmul_bias_activation(x, w, bias, Activation::None); }},
+            {"linear_gelu_" + t + shape,
+             [&] { (void)matmul_bias_activation(x, w, bias, Activation::Gelu); }},
+            {"linear_silu_" + t + shape,
+             [&] { (void)matmul_bias_activation(x, w, bias, Activation::Silu); }}});
     report(o, dev, "linear_gelu_fwd_bwd_" + t + shape, [&] {
       const EpilogueForward f = matmul_bias_activation_fwd(x, w, bias, Activation::Gelu);
       (void)matmul_bias_activation_bwd_saved(g, x, w, f.saved, Activation::Gelu);
@@ -138,8 +178,11 @@ int main(int argc, char** argv) {
       o.rounds = std::atoi(argv[++i]);
     else if (arg == "--only" && i + 1 < argc)
       o.only = argv[++i];
+    else if (arg == "--gap-ms" && i + 1 < argc)
+      o.gap_ms = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: numr_gpu_bench [--reps N] [--rounds N] [--only a,b,...]\n");
+      std::fprintf(stderr,
+                   "usage: numr_gpu_bench [--reps N] [--rounds N] [--gap-ms N] [--only a,b,...]\n");
       return 2;
     }
   }

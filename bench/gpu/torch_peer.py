@@ -1,32 +1,50 @@
 """PyTorch's times for the cases numr_gpu_bench measures, on the same GPU in the same run.
 
 Prints one JSON object per line: {"case": name, "ms": median milliseconds}. Timed with CUDA
-events around `reps` back-to-back calls, median of `rounds` rounds, after warm-up.
-Usage: python3 torch_peer.py [--reps 20] [--rounds 7] [--only a,b,...]
+events around `reps` back-to-back calls, median of `rounds` rounds, after warm-up. The cases
+of a group (a GEMM and its epilogues) are timed interleaved, as numr_gpu_bench does: each
+round runs every case of the group in turn, starting one case further each round.
+Usage: python3 torch_peer.py [--reps 20] [--rounds 7] [--gap-ms 0] [--only a,b,...]
 """
 import argparse
 import json
 import statistics
+import time
 
 import torch
 import torch.nn.functional as F
 
 
-def timed(fn, reps, rounds):
-    for _ in range(3):
-        fn()
+def round_ms(fn, reps, gap_ms=0):
     torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(reps):
+    if gap_ms > 0:
+        time.sleep(gap_ms / 1000)
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / reps
+
+
+def timed_group(fns, reps, rounds, gap_ms=0):
+    """Median round of each fn; rounds interleave the fns (one further each round)."""
+    for fn in fns:
+        for _ in range(3):
             fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / reps)
-    return statistics.median(times)
+    torch.cuda.synchronize()
+    times = [[] for _ in fns]
+    for r in range(rounds):
+        for q in range(len(fns)):
+            i = (q + r) % len(fns)
+            times[i].append(round_ms(fns[i], reps, gap_ms))
+    return [statistics.median(t) for t in times]
+
+
+class Group(list):
+    """Cases (name, fn) timed interleaved with each other."""
 
 
 def cases():
@@ -74,14 +92,17 @@ def cases():
         # Weights scaled by 1/sqrt(k), as initialised in practice (numr_gpu_bench does the same).
         x, bias = rnd(m, k, dtype=dt), rnd(nn, dtype=dt)
         w = (torch.randn(k, nn, device=dev, generator=g, dtype=torch.float32) / k ** 0.5).to(dt)
-        yield f"matmul_{tag}_{m}x{k}x{nn}", lambda x=x, w=w: x @ w
-        yield f"linear_bias_{tag}_{m}x{k}x{nn}", lambda x=x, w=w, bias=bias: torch.addmm(bias, x, w)
-        yield f"linear_gelu_{tag}_{m}x{k}x{nn}", \
-            lambda x=x, w=w, bias=bias: F.gelu(torch.addmm(bias, x, w), approximate="tanh")
-        yield f"linear_gelu_fused_{tag}_{m}x{k}x{nn}", \
-            lambda x=x, w=w, bias=bias: torch._addmm_activation(bias, x, w, use_gelu=True)
-        yield f"linear_silu_{tag}_{m}x{k}x{nn}", \
-            lambda x=x, w=w, bias=bias: F.silu(torch.addmm(bias, x, w))
+        yield Group([
+            (f"matmul_{tag}_{m}x{k}x{nn}", lambda x=x, w=w: x @ w),
+            (f"linear_bias_{tag}_{m}x{k}x{nn}",
+             lambda x=x, w=w, bias=bias: torch.addmm(bias, x, w)),
+            (f"linear_gelu_{tag}_{m}x{k}x{nn}",
+             lambda x=x, w=w, bias=bias: F.gelu(torch.addmm(bias, x, w), approximate="tanh")),
+            (f"linear_gelu_fused_{tag}_{m}x{k}x{nn}",
+             lambda x=x, w=w, bias=bias: torch._addmm_activation(bias, x, w, use_gelu=True)),
+            (f"linear_silu_{tag}_{m}x{k}x{nn}",
+             lambda x=x, w=w, bias=bias: F.silu(torch.addmm(bias, x, w))),
+        ])
         xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, bias))
         gout = rnd(m, nn, dtype=dt)
 
@@ -110,16 +131,21 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--gap-ms", type=int, default=0, help="idle time before each round")
     p.add_argument("--only", default="", help="comma-separated substrings of case names")
     args = p.parse_args()
     print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__}),
           flush=True)
     wanted = [w for w in args.only.split(",") if w]
-    for name, fn in cases():
-        if wanted and not any(w in name for w in wanted):
+    for item in cases():
+        group = item if isinstance(item, Group) else [item]
+        group = [(name, fn) for name, fn in group
+                 if not wanted or any(w in name for w in wanted)]
+        if not group:
             continue
-        ms = timed(fn, args.reps, args.rounds)
-        print(json.dumps({"case": name, "ms": ms}), flush=True)
+        times = timed_group([fn for _, fn in group], args.reps, args.rounds, args.gap_ms)
+        for (name, _), ms in zip(group, times):
+            print(json.dumps({"case": name, "ms": ms}), flush=True)
         torch.cuda.empty_cache()
 
 
