@@ -105,6 +105,20 @@ TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
                                         .dtype = DType::F32});
 }
 
+// The kernels sm90_gemm_bias_act runs by default.
+TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
+    for (int cluster : {1, 2})
+      for (DType dt : {DType::BF16, DType::F32})
+        expect_assembles(sm90_gemm_default_config(act, cluster, dt));
+  EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
+            "sm90_gemm_bf16_relu_128x256x64_s4_g16_c2");
+  EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
+            "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp");
+  EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
+            "sm90_gemm_tf32_none_pp128x128x32_s6_g16");
+}
+
 TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_EQ(Sm90GemmConfig{.act = Activation::Gelu}.name(),
             "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp");

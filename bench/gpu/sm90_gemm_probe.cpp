@@ -4,6 +4,7 @@
 //
 //   numr_sm90_gemm_probe [M N K] [--act none|relu|gelu|silu] [--reps 20] [--rounds 7]
 //                        [--no-small] [--variants] [--skip label,...] [--keep-going] [--tf32]
+//                        [--gap-ms N]
 //
 // M N K default to 8192 4096 4096 (M % 128, N % 256 and K % 64 must be 0; K % 32 with
 // --tf32). --tf32: F32 operands and the kernel's TF32 form, against matmul and
@@ -18,7 +19,10 @@
 // median of --rounds interleaved rounds, each the mean of --reps calls queued back to back
 // (after 5 warm-up calls) between two CUDA events.
 //
-// --variants: the kernel configurations of variants() (store width, division) are checked too
+// --gap-ms N: the GPU idles N ms before each timed batch of calls (after its warm-up), so that
+// every batch starts from the same clock rather than at the power limit.
+// --variants: the kernel configurations of variants() (store width, division, schedule) are
+// checked too
 // (the same checks as the default kernel's) and timed in interleaved rounds, each with its
 // ratio to matmul's time per round; --skip leaves out the variants it names, --keep-going
 // times even after a failed check. First of all, the probe checks on the GPU that
@@ -64,6 +68,9 @@ constexpr int kShown = 5;
 
 // The operands' dtype: BF16, or F32 (--tf32, the kernel's TF32 form).
 DType g_dtype = DType::BF16;
+// Idle time before each timed batch of calls (--gap-ms): every batch then starts from the
+// same clock, where back to back the GPU runs these GEMMs at its power limit.
+int g_gap_ms = 0;
 
 // Seconds one step may take: NUMR_PROBE_STEP_SECONDS, default 120.
 int step_seconds() {
@@ -237,6 +244,7 @@ bool check(Watchdog& dog, const Shape3& s, Activation act, int max_ctas, int clu
 double time_ms(cuda::CudaDevice& dev, int reps, const std::function<void()>& fn) {
   for (int i = 0; i < kWarmup; ++i) fn();
   dev.synchronize();
+  if (g_gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(g_gap_ms));
   cuda::Event start(dev), stop(dev);
   start.record();
   for (int i = 0; i < reps; ++i) fn();
@@ -367,6 +375,8 @@ std::vector<Variant> variants() {
       {"w8+rcp", {.store_width = 8, .split_division = true}, true},
       {"w8+rcp g8", {.group_rows = 8, .store_width = 8, .split_division = true}, true},
       {"w8+rcp g32", {.group_rows = 32, .store_width = 8, .split_division = true}, true},
+      {"coop w16+rcp",
+       {.schedule = cuda::Sm90Schedule::Cooperative, .store_width = 16, .split_division = true}},
   };
 }
 
@@ -576,7 +586,7 @@ int usage() {
   std::fprintf(stderr,
                "usage: numr_sm90_gemm_probe [M N K] [--act none|relu|gelu|silu] [--reps N] "
                "[--rounds N] [--no-small] [--variants] [--skip label,...] [--keep-going] "
-               "[--tf32]\n"
+               "[--tf32] [--gap-ms N]\n"
                "  M %% 128 == 0, N %% 256 == 0, K %% 64 == 0 (%% 32 with --tf32; default 8192 "
                "4096 4096)\n");
   return 2;
@@ -620,6 +630,8 @@ int main(int argc, char** argv) {
       with_variants = true;
     } else if (arg == "--keep-going") {
       keep_going = true;
+    } else if (arg == "--gap-ms" && i + 1 < argc) {
+      g_gap_ms = std::max(0, std::atoi(argv[++i]));
     } else if (arg == "--tf32") {
       g_dtype = DType::F32;
       set_allow_tf32(true);

@@ -6,8 +6,8 @@
 // the builder's barrier check is made to reject.
 //
 // Schedules. Cooperative: both consumer warpgroups on one tile of 128 x 256, warpgroup w
-// on rows 64w..64w+63 with m64n256k16, 4 stages of 48 KiB. Ping-pong (the default): each
-// consumer warpgroup on its own tile of 128 x 128, with two m64n128k16 per k16 step (rows
+// on rows 64w..64w+63 with m64n256k16, 4 stages of 48 KiB. Ping-pong (Sm90GemmConfig's default):
+// each consumer warpgroup on its own tile of 128 x 128, with two m64n128k16 per k16 step (rows
 // 0..63 into acc0..63, rows 64..127 into acc64..127), 6 stages of 32 KiB; the warpgroups
 // take the CTA's tiles in turn (sm90_gemm.h's numbers for the trade: ping-pong hides the
 // epilogue but loads A and B for half as many outputs per stage).
@@ -1246,6 +1246,15 @@ void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtenso
   encode(map_b, args.b, uint64_t(args.n), uint64_t(args.k), row, row, "B");
 }
 
+Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype) {
+  Sm90GemmConfig config{.act = act, .cluster = cluster, .dtype = dtype};
+  if (dtype == DType::BF16 && (act == Activation::None || act == Activation::Relu)) {
+    config.schedule = Sm90Schedule::Cooperative;
+    config.store_width = 16;
+  }
+  return config;
+}
+
 int sm90_gemm_cluster(const Sm90GemmArgs& args) {
   if (args.cluster == 1 || args.cluster == 2) return args.cluster;
   return args.dtype == DType::BF16 && args.m % (2 * T::kM) == 0 ? 2 : 1;
@@ -1272,7 +1281,7 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   CUtensorMap map_a{}, map_b{};
   sm90_gemm_tensor_maps(args, map_a, map_b);
 
-  Sm90GemmConfig config{.act = args.act, .cluster = cluster, .dtype = args.dtype};
+  Sm90GemmConfig config = sm90_gemm_default_config(args.act, cluster, args.dtype);
   if (args.kernel) {
     config = *args.kernel;
     if (config.act != args.act || config.cluster != cluster || config.dtype != args.dtype)

@@ -39,7 +39,8 @@
 //    so that the tiles in flight share columns of B in L2;
 //  - warpgroup 0 is the producer: one thread issues the bulk tensor copies (TMA) of A and B
 //    into a ring of shared-memory stages, with 128-byte swizzle;
-//  - warpgroups 1 and 2 are the consumers, by default ping-pong: each takes every other
+//  - warpgroups 1 and 2 are the consumers, ping-pong (or cooperative: sm90_gemm_default_config
+//    picks per activation): each takes every other
 //    tile of 128 x 128 outputs (two wgmma.mma_async m64n128k16 per k step, 128 f32
 //    accumulators per thread), their main loops taking turns so that one's epilogue (bias,
 //    activation, BF16, 8-byte stores from registers) runs while the other's products do;
@@ -162,13 +163,25 @@ struct Sm90GemmArgs {
   // H200 at 8192 x 4096 x 4096 the TF32 kernel took 1.3-1.9% longer with clusters of 2).
   int cluster = 0;
   // The kernel to run (its act must be `act`, its cluster the one sm90_gemm_cluster
-  // chooses); null: the default configuration for them.
+  // chooses); null: sm90_gemm_default_config's.
   const Sm90GemmConfig* kernel = nullptr;
   DType dtype = DType::BF16;  // of a, b and d: BF16, or F32 multiplied as TF32
 };
 
 // The cluster size sm90_gemm_bias_act uses for args.
 int sm90_gemm_cluster(const Sm90GemmArgs& args);
+
+// The kernel sm90_gemm_bias_act runs when the call names none. BF16 None and Relu:
+// cooperative 128 x 256 tiles (16-byte stores); otherwise ping-pong. On an H200
+// (numr_sm90_gemm_probe --variants, 8192 x 4096 x 4096, over the plain matmul): with every
+// batch of calls starting from an idle GPU, cooperative None 1.015-1.017, Relu 1.021-1.023,
+// Gelu 1.052-1.060, Silu 1.053-1.057, against ping-pong's 1.13-1.14 (a ping-pong tile loads
+// its stages for half as many outputs: the stage traffic through shared memory bounds it);
+// back to back at the power limit, cooperative None 1.01-1.02, Relu 1.01, Gelu 1.11, Silu
+// 1.08, ping-pong None 1.00-1.03, Relu 1.00-1.02, Gelu 1.03-1.04, Silu 1.00-1.02 (its
+// epilogue overlaps the other warpgroup's products). So None and Relu, whose epilogue is
+// short, go cooperative; Gelu and Silu stay ping-pong.
+Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype);
 
 // Whether `dev` can run the kernel: compute capability 9.0, a driver with PTX ISA 8.0 or
 // newer and cuTensorMapEncodeTiled. When not, *reason (if given) says why.
