@@ -849,7 +849,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     }
   };
   // Descriptors of stage 0: cooperative, warpgroup cw reads A rows 64 cw .. 64 cw + 63;
-  // ping-pong, both m64 blocks (the second 8 KiB further).
+  // ping-pong, both m64 blocks (the second 8 KiB further). TF32 uses A's only (as wgmma's B).
   const std::string desc_a0 = p.reg('d'), desc_b0 = p.reg('d');
   {
     const std::string addr = p.reg('r'), s = p.reg('r'), m = p.reg('r');
