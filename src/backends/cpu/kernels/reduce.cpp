@@ -75,6 +75,16 @@ inline double hsum(V v) {
   return sum_lanes_double(v);
 }
 
+// Asks for the count values that lie n past p: the following chunk. A second pass over a
+// chunk (in cache) is arithmetic, and this lets the memory reads of the next chunk's
+// first pass overlap it. Prefetches never fault, so an address past the tensor is harmless.
+template <class C>
+inline void prefetch_next(const C* p, int64_t n, int64_t count) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(n) * sizeof(C);
+  for (int64_t k = 0; k < count * int64_t(sizeof(C)); k += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(at + uintptr_t(k)));
+}
+
 // Σ p[i], vector partials in C, the total in double.
 template <class C>
 double sum_chunk(const C* p, int64_t n) {
@@ -83,6 +93,7 @@ double sum_chunk(const C* p, int64_t n) {
   V a0(0.0), a1(0.0), a2(0.0), a3(0.0);
   int64_t i = 0;
   for (; i + 4 * W <= n; i += 4 * W) {
+    prefetch_next(p + i, n, 4 * W);
     a0 += V::load(p + i);
     a1 += V::load(p + i + W);
     a2 += V::load(p + i + 2 * W);
@@ -92,16 +103,6 @@ double sum_chunk(const C* p, int64_t n) {
   double s = hsum((a0 + a1) + (a2 + a3));
   for (; i < n; ++i) s += double(p[i]);
   return s;
-}
-
-// Asks for the count values that lie n past p: the following chunk. A second pass over a
-// chunk (in cache) is arithmetic, and this lets the memory reads of the next chunk's
-// first pass overlap it. Prefetches never fault, so an address past the tensor is harmless.
-template <class C>
-inline void prefetch_next(const C* p, int64_t n, int64_t count) {
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(n) * sizeof(C);
-  for (int64_t k = 0; k < count * int64_t(sizeof(C)); k += 64)
-    __builtin_prefetch(reinterpret_cast<const void*>(at + uintptr_t(k)));
 }
 
 // Asks for the bytes [p, p + bytes): a row read soon.
