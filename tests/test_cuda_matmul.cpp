@@ -789,6 +789,42 @@ TEST(CudaMatmul, OwnGemmEpilogueMatchesCpuAndStagedPath) {
   }
 }
 
+// Both schedules of the BF16 kernel (the default takes the cooperative one), with clusters
+// of 1 and 2, on the full grid and on one CTA (every tile in turn on it): each equal to the
+// staged path bit for bit.
+TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
+  REQUIRE_CUDA();
+  if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
+  const Tensor a = uniform({512, 192}, DType::BF16, 43).to(kGpu);
+  const Tensor b = uniform({192, 768}, DType::BF16, 44).to(kGpu);
+  const Tensor bias = uniform({768}, DType::BF16, 45).to(kGpu);
+  const Tensor bias_f32 = bias.cast(DType::F32);
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu}) {
+    cu::set_own_gemm_epilogue_for_testing(false);
+    const std::vector<float> want =
+        matmul_bias_activation(a, b, bias, act).cast(DType::F32).to_vector<float>();
+    cu::set_own_gemm_epilogue_for_testing(true);
+    for (cu::Sm90Schedule schedule : {cu::Sm90Schedule::PingPong, cu::Sm90Schedule::Cooperative})
+      for (int cluster : {1, 2})
+        for (int max_ctas : {0, 1}) {
+          const cu::Sm90GemmConfig config{
+              .act = act,
+              .cluster = cluster,
+              .schedule = schedule,
+              .store_width = schedule == cu::Sm90Schedule::Cooperative ? 16 : 8};
+          const std::vector<float> got =
+              cu::sm90_gemm_bias_act(a, b, bias_f32, act, max_ctas, cluster, &config)
+                  .cast(DType::F32)
+                  .to_vector<float>();
+          ASSERT_EQ(got.size(), want.size());
+          size_t differ = 0;
+          for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+          EXPECT_EQ(differ, 0u) << config.name() << (max_ctas ? " on one CTA" : "")
+                                << ": elements that differ of " << got.size();
+        }
+  }
+}
+
 // The own GEMM's TF32 form: F32 products on TF32 tensor cores while they are allowed (and
 // never otherwise). Against the float64 reference it must show TF32's error and no more
 // (below 5e-3 in relative norm, as the TF32 matmul above), and agree with the staged path

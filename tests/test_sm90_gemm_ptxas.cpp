@@ -114,7 +114,7 @@ TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
   EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
             "sm90_gemm_bf16_relu_128x256x64_s4_g16_c2");
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
-            "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp");
+            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp");
   EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
             "sm90_gemm_tf32_none_pp128x128x32_s6_g16");
 }

@@ -1248,7 +1248,7 @@ void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtenso
 
 Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype) {
   Sm90GemmConfig config{.act = act, .cluster = cluster, .dtype = dtype};
-  if (dtype == DType::BF16 && (act == Activation::None || act == Activation::Relu)) {
+  if (dtype == DType::BF16) {
     config.schedule = Sm90Schedule::Cooperative;
     config.store_width = 16;
   }

@@ -10,7 +10,9 @@
 // It takes M a multiple of 128, N a multiple of 256 and K a multiple of 64 only
 // (BackendLimitation otherwise). bench/gpu/sm90_gemm_probe.cpp checks it against
 // matmul_bias_activation's cuBLASLt path (bit for bit equal in every case it checks) and
-// times it. On an H200 (driver 580, 700 W limit: SM clocks 1.2-1.4 GHz under this load),
+// times it. The history below is the ping-pong schedule's (sm90_gemm_default_config has
+// the measurements behind the current choice). On an H200 (driver 580, 700 W limit: SM
+// clocks 1.2-1.4 GHz under this load),
 // its time over the plain cuBLASLt matmul's at 8192 x 4096 x 4096, clusters of 1 / 2, the
 // median of 31 rounds interleaved with the matmul and the variants below:
 //   none 1.004 / 1.005, relu 0.998 / 1.007, gelu 1.050 / 1.045, silu 1.003 / 1.006;
@@ -40,7 +42,7 @@
 //  - warpgroup 0 is the producer: one thread issues the bulk tensor copies (TMA) of A and B
 //    into a ring of shared-memory stages, with 128-byte swizzle;
 //  - warpgroups 1 and 2 are the consumers, ping-pong (or cooperative: sm90_gemm_default_config
-//    picks per activation): each takes every other
+//    picks it for BF16): each takes every other
 //    tile of 128 x 128 outputs (two wgmma.mma_async m64n128k16 per k step, 128 f32
 //    accumulators per thread), their main loops taking turns so that one's epilogue (bias,
 //    activation, BF16, 8-byte stores from registers) runs while the other's products do;
@@ -171,16 +173,23 @@ struct Sm90GemmArgs {
 // The cluster size sm90_gemm_bias_act uses for args.
 int sm90_gemm_cluster(const Sm90GemmArgs& args);
 
-// The kernel sm90_gemm_bias_act runs when the call names none. BF16 None and Relu:
-// cooperative 128 x 256 tiles (16-byte stores); otherwise ping-pong. On an H200
-// (numr_sm90_gemm_probe --variants, 8192 x 4096 x 4096, over the plain matmul): with every
-// batch of calls starting from an idle GPU, cooperative None 1.015-1.017, Relu 1.021-1.023,
-// Gelu 1.052-1.060, Silu 1.053-1.057, against ping-pong's 1.13-1.14 (a ping-pong tile loads
-// its stages for half as many outputs: the stage traffic through shared memory bounds it);
-// back to back at the power limit, cooperative None 1.01-1.02, Relu 1.01, Gelu 1.11, Silu
-// 1.08, ping-pong None 1.00-1.03, Relu 1.00-1.02, Gelu 1.03-1.04, Silu 1.00-1.02 (its
-// epilogue overlaps the other warpgroup's products). So None and Relu, whose epilogue is
-// short, go cooperative; Gelu and Silu stay ping-pong.
+// The kernel sm90_gemm_bias_act runs when the call names none: BF16 cooperative 128 x 256
+// tiles (16-byte stores), TF32 ping-pong (its only schedule). Over the plain matmul at
+// 8192 x 4096 x 4096 (numr_sm90_gemm_probe --variants; ranges over clusters of 1 and 2):
+//   H200, every batch of calls from an idle GPU: cooperative None 1.015-1.017, Relu
+//     1.021-1.023, Gelu 1.052-1.060, Silu 1.053-1.057; ping-pong 1.13-1.14 for every
+//     activation;
+//   H200, back to back at the power limit: cooperative None 1.01-1.02, Relu 1.01, Gelu 1.11,
+//     Silu 1.08; ping-pong None 1.00-1.03, Relu 1.00-1.02, Gelu 1.03-1.04, Silu 1.00-1.02
+//     (its epilogue overlaps the other warpgroup's products);
+//   H100, from an idle GPU: cooperative None 1.022, Relu 1.020-1.023, Gelu 1.051-1.061, Silu
+//     1.051-1.058; ping-pong Gelu 1.27-1.34, Silu 1.27-1.37;
+//   H100, back to back: cooperative None 1.02-1.04, Relu 1.02, Gelu 1.085, Silu
+//     1.09 (per-round medians); ping-pong Gelu 1.20-1.23, Silu 1.09.
+// A ping-pong tile loads its stages for half as many outputs as a cooperative one; only on
+// the H200 at its power limit did the overlap of its epilogue pay for that. The cooperative
+// epilogue does not overlap the products: Gelu and Silu take two MUFU operations per value
+// (ex2, rcp), about 4% of a tile's time.
 Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype);
 
 // Whether `dev` can run the kernel: compute capability 9.0, a driver with PTX ISA 8.0 or
