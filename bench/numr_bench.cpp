@@ -93,7 +93,7 @@ bool other_threads_running() {
 int g_idle_waits = 0, g_idle_timeouts = 0;
 
 // Waits until every other thread of the process sleeps (at most 0.5 s): each library's
-// workers spin or poll for a while after a call (numr's 0.1 ms, libgomp's several ms,
+// workers spin or poll for a while after a call (numr's 10 ms, libgomp's several ms,
 // OpenBLAS's about 0.1 s here), and a worker still spinning takes a core from whatever
 // runs next (numr's two-thread product ran at half speed right after an OpenBLAS call).
 void wait_until_idle() {
@@ -113,11 +113,14 @@ void wait_until_idle() {
 // machine falls on all of them alike. A block starts once every other library's workers
 // sleep, with an untimed call; its timed calls each follow a 5 ms pause, as calls of a
 // program that does other work between them. So each library is timed with its own
-// workers in whatever state its own previous call left them (numr's asleep after 0.1 ms,
-// libgomp's and OpenBLAS's still spinning) and with no other library's. A block is cut to
-// fewer calls (at least 2) when its calls would take more than 1.5 s.
+// workers in whatever state its own previous call left them (all of them still polling or
+// spinning after 5 ms) and with no other library's. A block is cut to
+// fewer calls (at least 2) when its calls would take more than 1.5 s; a block of calls
+// under 1 ms takes at least kShortCalls of them, since one descheduled call moves the
+// median of a few such calls by more than the differences being measured.
 std::vector<double> interleaved_ms(const std::vector<std::function<void()>>& fns, int reps) {
   constexpr int kRounds = 3;
+  constexpr int kShortCalls = 15;
   const int per_block = std::max(2, (reps + kRounds - 1) / kRounds);
   std::vector<std::vector<double>> times(fns.size());
   for (int round = 0; round < kRounds; ++round) {
@@ -126,7 +129,8 @@ std::vector<double> interleaved_ms(const std::vector<std::function<void()>>& fns
       const auto w0 = Clock::now();
       fns[f]();  // untimed: wakes the library's workers, warms the caches
       const double warm = std::chrono::duration<double, std::milli>(Clock::now() - w0).count();
-      const int calls = std::clamp(int(1500.0 / std::max(warm, 1e-3)), 2, per_block);
+      const int most = warm < 1.0 ? std::max(per_block, kShortCalls) : per_block;
+      const int calls = std::clamp(int(1500.0 / std::max(warm, 1e-3)), 2, most);
       for (int i = 0; i < calls; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         const auto t0 = Clock::now();
