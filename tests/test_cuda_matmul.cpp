@@ -825,12 +825,55 @@ TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
   }
 }
 
+// The TF32 form's two schedules compute each element in the same order: equal bit for bit,
+// with clusters of 1 and 2, on the full grid and on one CTA, and within TF32's error of the
+// float64 reference. K = 96 takes an odd number of k blocks of 32.
+TEST(CudaMatmul, OwnGemmTf32SchedulesAgree) {
+  REQUIRE_CUDA();
+  if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
+  struct Case {
+    int64_t m, k, n;
+  };
+  for (const Case& c : {Case{512, 192, 768}, Case{256, 96, 256}}) {
+    const Tensor a = uniform({c.m, c.k}, DType::F32, 53), b = uniform({c.k, c.n}, DType::F32, 54);
+    const Tensor bias = uniform({c.n}, DType::F32, 55);
+    const Tensor ag = a.to(kGpu), bg = b.to(kGpu), biasg = bias.to(kGpu);
+    for (Activation act :
+         {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu}) {
+      const Tensor want = matmul_bias_activation(a.cast(DType::F64), b.cast(DType::F64),
+                                                 bias.cast(DType::F64), act);
+      const std::string label = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
+                                std::to_string(c.n) + " " + std::string(activation_name(act));
+      std::vector<float> first;
+      for (cu::Sm90Schedule schedule : {cu::Sm90Schedule::PingPong, cu::Sm90Schedule::Cooperative})
+        for (int cluster : {1, 2})
+          for (int max_ctas : {0, 1}) {
+            const cu::Sm90GemmConfig config{
+                .act = act, .cluster = cluster, .schedule = schedule, .dtype = DType::F32};
+            const Tensor got =
+                cu::sm90_gemm_bias_act(ag, bg, biasg, act, max_ctas, cluster, &config);
+            EXPECT_LT(rel_norm_error(got, want), 5e-3) << label << " " << config.name();
+            const std::vector<float> v = got.to_vector<float>();
+            if (first.empty()) {
+              first = v;
+              continue;
+            }
+            size_t differ = 0;
+            for (size_t i = 0; i < v.size(); ++i) differ += v[i] != first[i];
+            EXPECT_EQ(differ, 0u) << label << " " << config.name()
+                                  << (max_ctas ? " on one CTA" : "")
+                                  << ": elements that differ from ping-pong's of " << v.size();
+          }
+    }
+  }
+}
+
 // The own GEMM's TF32 form: F32 products on TF32 tensor cores while they are allowed (and
 // never otherwise). Against the float64 reference it must show TF32's error and no more
 // (below 5e-3 in relative norm, as the TF32 matmul above), and agree with the staged path
 // (cuBLASLt's TF32 product, then the pass) to that error. K = 96 takes an odd number of
 // k blocks of 32, K = 192 an even one; a grid of one CTA runs every tile of the product in
-// turn on it (the ping-pong hand-over between tiles).
+// turn on it.
 TEST(CudaMatmul, OwnGemmTf32EpilogueMatchesReferenceAndStagedPath) {
   REQUIRE_CUDA();
   const bool sm90 = cu::sm90_gemm_supported(cu::cuda_device(0));
@@ -845,8 +888,8 @@ TEST(CudaMatmul, OwnGemmTf32EpilogueMatchesReferenceAndStagedPath) {
     const std::string where = shape_str(c.a) + " @ " + shape_str(c.b);
     for (Activation act : kActs) {
       const std::string label = where + " " + std::string(activation_name(act));
-      // None and Relu take cuBLASLt's own epilogues in F32.
-      const bool eligible = act == Activation::Gelu || act == Activation::Silu;
+      const bool eligible = act == Activation::None || act == Activation::Relu ||
+                            act == Activation::Gelu || act == Activation::Silu;
       const Tensor want = matmul_bias_activation(a.cast(DType::F64), b.cast(DType::F64),
                                                  bias.cast(DType::F64), act);
       Tensor own, staged;
@@ -870,8 +913,7 @@ TEST(CudaMatmul, OwnGemmTf32EpilogueMatchesReferenceAndStagedPath) {
       EXPECT_LT(rel_norm_error(own, staged), 5e-3) << label;
       // The kernel itself, for every activation it has: against the reference, and on a
       // grid of one CTA equal to the full grid's result.
-      const bool in_kernel = eligible || act == Activation::None || act == Activation::Relu;
-      if (sm90 && in_kernel && c.a.size() == 2) {
+      if (sm90 && eligible && c.a.size() == 2) {
         const Tensor full = cu::sm90_gemm_bias_act(ag, bg, biasg, act);
         const Tensor one_cta = cu::sm90_gemm_bias_act(ag, bg, biasg, act, /*max_ctas=*/1);
         EXPECT_LT(rel_norm_error(full, want), 5e-3) << label << " (kernel)";

@@ -90,16 +90,21 @@ TEST(Sm90GemmPtx, AssemblesForSm90aWithoutSpills) {
                                         .split_division = split});
 }
 
-// The TF32 kernel (F32 operands, B's fragments from registers, two fragment sets).
+// The TF32 kernel (F32 operands, B's fragments from registers, two fragment sets), both
+// schedules.
 TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
   for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
     for (int cluster : {1, 2})
-      for (const auto& [isa_minor, stages, split] :
-           {std::tuple{0, 0, true}, std::tuple{7, 5, false}})
+      for (const auto& [isa_minor, schedule, stages, split] :
+           {std::tuple{0, Sm90Schedule::PingPong, 0, true},
+            std::tuple{7, Sm90Schedule::PingPong, 5, false},
+            std::tuple{7, Sm90Schedule::Cooperative, 0, true},
+            std::tuple{0, Sm90Schedule::Cooperative, 3, false}})
         expect_assembles(Sm90GemmConfig{.act = act,
                                         .cluster = cluster,
                                         .ptx_major = 8,
                                         .ptx_minor = isa_minor,
+                                        .schedule = schedule,
                                         .stages = stages,
                                         .split_division = split,
                                         .dtype = DType::F32});
@@ -116,7 +121,7 @@ TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
             "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp");
   EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
-            "sm90_gemm_tf32_none_pp128x128x32_s6_g16");
+            "sm90_gemm_tf32_none_128x256x32_s4_g16");
 }
 
 TEST(Sm90GemmPtx, NamesAndRefusals) {
@@ -139,9 +144,10 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_EQ((Sm90GemmConfig{.act = Activation::Gelu, .dtype = DType::F32}.name()),
             "sm90_gemm_tf32_gelu_pp128x128x32_s6_g16_rcp");
   EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.dtype = DType::F32}).stage_bytes, 32768);
-  EXPECT_THROW((void)sm90_gemm_ptx(
-                   Sm90GemmConfig{.schedule = Sm90Schedule::Cooperative, .dtype = DType::F32}),
-               BackendError);
+  const Sm90GemmConfig tf32_coop{
+      .act = Activation::Gelu, .schedule = Sm90Schedule::Cooperative, .dtype = DType::F32};
+  EXPECT_EQ(tf32_coop.name(), "sm90_gemm_tf32_gelu_128x256x32_s4_g16_rcp");
+  EXPECT_EQ(sm90_gemm_layout(tf32_coop).stage_bytes, 16384 + 32768);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F16}), BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.group_rows = -1}), BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.store_width = 4}), BackendError);

@@ -9,7 +9,7 @@
 // M N K default to 8192 4096 4096 (M % 128, N % 256 and K % 64 must be 0; K % 32 with
 // --tf32). --tf32: F32 operands and the kernel's TF32 form, against matmul and
 // matmul_bias_activation with TF32 allowed (small shapes then include odd numbers of k
-// blocks of 32); not with --variants. Without --act,
+// blocks of 32); with --variants, its two schedules ("pp", "coop"). Without --act,
 // every activation is checked and timed. Before the large shape, small shapes are checked
 // for every activation, without clusters and with clusters of 2 (one tile, many tiles, and
 // grids of few CTAs so that each CTA runs several tiles through the stage ring); --no-small
@@ -368,6 +368,11 @@ struct Variant {
 };
 
 std::vector<Variant> variants() {
+  if (g_dtype == DType::F32)
+    return {
+        {"pp", {.dtype = DType::F32}},
+        {"coop", {.schedule = cuda::Sm90Schedule::Cooperative, .dtype = DType::F32}},
+    };
   return {
       {"w16", {.store_width = 16, .split_division = false}},
       {"w16+rcp", {.store_width = 16, .split_division = true}, true},
@@ -389,9 +394,10 @@ bool check_variants(Watchdog& dog, const Shape3& shape, const std::vector<Activa
   bool ok = true;
   for (const Variant& v : variants()) {
     if (std::find(skip.begin(), skip.end(), v.label) != skip.end()) continue;
-    cuda::Sm90GemmConfig gelu = v.config, fallback;
-    gelu.act = fallback.act = Activation::Gelu;
-    if (gelu.name() == fallback.name()) continue;  // the default: checked already
+    cuda::Sm90GemmConfig gelu = v.config;
+    gelu.act = Activation::Gelu;
+    if (gelu.name() == cuda::sm90_gemm_default_config(Activation::Gelu, 1, g_dtype).name())
+      continue;  // the default: checked already
     std::vector<Activation> mine;
     for (Activation act : acts)
       if (!v.divides_only || divides(act)) mine.push_back(act);
@@ -651,7 +657,6 @@ int main(int argc, char** argv) {
     if (dims.size() != 3) return usage();
     shape = {dims[0], dims[1], dims[2]};
   }
-  if (with_variants && g_dtype == DType::F32) return usage();
   if (!cuda::sm90_gemm_shape_ok(shape.m, shape.n, shape.k, g_dtype)) {
     std::fprintf(stderr,
                  "numr_sm90_gemm_probe: %s is not supported (M %% 128, N %% 256 and K %% %d "

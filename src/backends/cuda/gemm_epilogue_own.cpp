@@ -45,10 +45,6 @@ bool try_own_gemm_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
   if (call.act != Activation::None && call.act != Activation::Relu &&
       call.act != Activation::Gelu && call.act != Activation::Silu)
     return false;
-  // F32 None and Relu: cuBLASLt's own BIAS and RELU_BIAS epilogues (gemm_epilogue_forms.h),
-  // as fast as this kernel or faster on an H200.
-  if (dt == DType::F32 && (call.act == Activation::None || call.act == Activation::Relu))
-    return false;
   const size_t nd = out.shape.size();
   const int64_t n = out.shape[nd - 1], k = call.a.shape[nd - 1];
   const int64_t rows = n == 0 ? 0 : out.numel() / n;

@@ -1,7 +1,6 @@
 // The epilogue on numr's own GEMM (sm90_gemm.h) instead of cuBLASLt + the finishing pass,
-// where that kernel applies: BF16 with None, Relu, Gelu or Silu, or F32 while TF32 products
-// are allowed (allow_tf32()) with Gelu or Silu (None and Relu have cuBLASLt's epilogues), no
-// kept pre-activation and no residual,
+// where that kernel applies: BF16, or F32 while TF32 products are allowed (allow_tf32()),
+// with None, Relu, Gelu or Silu, no kept pre-activation and no residual,
 // a dense row-major a (batch items stacked: one tall product) and one dense row-major b
 // shared by every item, a device of compute capability 9.0, and shapes it tiles (rows %
 // 128, n % 256, k % 64 for BF16 and % 32 for F32). Its epilogue runs on the f32

@@ -100,7 +100,8 @@
 // TF32 (sm90_gemm.h has the idea). A stage: 128 rows (m) of 32 F32 (k), laid out as the BF16
 // A stage, and read by wgmma as its B operand (K-major, N = 128 rows of m): the same
 // descriptor, 32 bytes further per k8 step. B stage: 4 boxes of 32 columns (n), box j at
-// j * 4 KiB, each 32 rows (k) of 128 bytes, 128-byte swizzled. Thread (warp w, lane 4g + t)
+// j * 4 KiB, each 32 rows (k) of 128 bytes, 128-byte swizzled (cooperative: 8 boxes, and
+// warpgroup cw takes boxes 4 cw .. 4 cw + 3 as below). Thread (warp w, lane 4g + t)
 // takes the columns 32w + 4 chunk(g) .. + 3 of box w, chunk(g) = (g >> 1) | (g & 1) << 2, as
 // its rows g and g + 8 of the two m64 blocks of D^T (words 0, 1: first block; 2, 3: second);
 // per k8 step s it loads k rows 8s + t and 8s + t + 4 (a0/a1 and a2/a3 of m64nNk8's
@@ -136,6 +137,8 @@ static_assert(T::kM == 2 * 64, "two m64 row blocks per CTA tile");
 // Dynamic shared memory a block may opt into on sm_90 (227 KiB).
 constexpr int kSharedLimit = 232448;
 constexpr int kABytes = T::kM * 128;  // one A stage: 128 rows of 128 bytes (64 BF16 or 32 F32)
+// TF32: columns of D (rows of D^T) per consumer warpgroup, in either schedule.
+constexpr int kTf32WarpgroupN = 128;
 
 // Register counts: the producer needs few, the consumers 128 accumulators and the rest.
 // 128 * 40 + 256 * 232 = 64512 <= 65536 registers of an SM.
@@ -689,7 +692,7 @@ std::string frag(int set, int s, int i) { return "%fa" + std::to_string(32 * set
 // (k rows t and t + 4 of the step; TF32 above): warp w's box, row t (+ 4), and the chunk
 // chunk(g) = (g >> 1) | (g & 1) << 2 of it, swizzled.
 // `chunk` gets chunk(g): this thread's 4 columns of each 32 are 4 chunk(g) .. + 3.
-void tf32_fragment_offsets(Ptx& p, const std::string& warp, const std::string& lane,
+void tf32_fragment_offsets(Ptx& p, const std::string& box_index, const std::string& lane,
                            const std::string& quad, std::string (&off)[2], std::string& chunk) {
   const std::string g = p.reg('r'), g1 = p.reg('r'), g0 = p.reg('r'), g0s = p.reg('r'),
                     box = p.reg('r');
@@ -699,7 +702,7 @@ void tf32_fragment_offsets(Ptx& p, const std::string& warp, const std::string& l
   p.op("and.b32 ", g0, ", ", g, ", 1");
   p.op("shl.b32 ", g0s, ", ", g0, ", 2");
   p.op("or.b32 ", chunk, ", ", g1, ", ", g0s);
-  p.op("shl.b32 ", box, ", ", warp, ", 12");  // 4 KiB per box of 32 columns
+  p.op("shl.b32 ", box, ", ", box_index, ", 12");  // 4 KiB per box of 32 columns
   for (int h = 0; h < 2; ++h) {
     const std::string row = p.reg('r'), sw = p.reg('r'), a = p.reg('r'), b = p.reg('r'),
                       t = p.reg('r');
@@ -761,15 +764,15 @@ void tf32_products(Ptx& p, const Common& c, int set, const std::string& stage,
 // consecutive bytes from this thread, and a warp's 8 g cover 128 consecutive bytes.
 void epilogue_f32(Ptx& p, const Common& c, Activation act, const std::string& d,
                   const std::string& bias, const std::string& n, const std::string& m_blk,
-                  const std::string& n_blk, const std::string& warp, const std::string& quad,
-                  const std::string& chunk) {
+                  const std::string& n_blk, const std::string& box_index,
+                  const std::string& quad, const std::string& chunk) {
   const Layout& l = c.l;
   p.comment("epilogue: D = act(acc + bias) as F32");
   const std::string m0 = p.reg('r'), n0 = p.reg('r'), ws = p.reg('r'), cs = p.reg('r'),
                     t1 = p.reg('r'), col = p.reg('r'), qs = p.reg('r'), row = p.reg('r');
   p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
   p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
-  p.op("shl.b32 ", ws, ", ", warp, ", 5");
+  p.op("shl.b32 ", ws, ", ", box_index, ", 5");
   p.op("shl.b32 ", cs, ", ", chunk, ", 2");
   p.op("add.u32 ", t1, ", ", n0, ", ", ws);
   p.op("add.u32 ", col, ", ", t1, ", ", cs);
@@ -793,7 +796,7 @@ void epilogue_f32(Ptx& p, const Common& c, Activation act, const std::string& d,
   dr[1] = p.reg('d');
   p.op("add.s64 ", dr[0], ", ", d, ", ", eb);
   p.op("add.s64 ", dr[1], ", ", dr[0], ", ", row_bytes);
-  for (int i = 0; i < l.tile_n / 8; ++i) {
+  for (int i = 0; i < kTf32WarpgroupN / 8; ++i) {
     std::vector<Activated> y;
     for (int j = 0; j < 2; ++j)
       for (int q = 0; q < 4; ++q) {
@@ -806,7 +809,7 @@ void epilogue_f32(Ptx& p, const Common& c, Activation act, const std::string& d,
     for (int j = 0; j < 2; ++j) {
       p.op("st.global.v4.f32 [", dr[j], "], {", y[4 * j].y, ", ", y[4 * j + 1].y, ", ",
            y[4 * j + 2].y, ", ", y[4 * j + 3].y, "}");
-      if (i + 1 < l.tile_n / 8) p.op("add.s64 ", dr[j], ", ", dr[j], ", ", step);
+      if (i + 1 < kTf32WarpgroupN / 8) p.op("add.s64 ", dr[j], ", ", dr[j], ", ", step);
     }
   }
 }
@@ -854,7 +857,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   {
     const std::string addr = p.reg('r'), s = p.reg('r'), m = p.reg('r');
     const std::string w = p.reg('d');
-    if (l.pingpong) {
+    if (l.pingpong || l.tf32) {
       p.op("mov.u32 ", addr, ", ", c.smem);
     } else {
       const std::string t = p.reg('r');
@@ -888,8 +891,16 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
       p.op("add.u32 ", row_t, ", ", a, ", ", e);
     }
   }
-  std::string frag_off[2], chunk;
-  if (l.tf32) tf32_fragment_offsets(p, warp, lane, quad, frag_off, chunk);
+  // TF32: the box of 32 columns of B whose fragments this warp loads (cooperative: warpgroup
+  // cw takes the tile's columns 128 cw .. 128 cw + 127, boxes 4 cw .. 4 cw + 3).
+  std::string frag_off[2], chunk, box_index = warp;
+  if (l.tf32 && !l.pingpong) {
+    const std::string t = p.reg('r');
+    box_index = p.reg('r');
+    p.op("shl.b32 ", t, ", ", cw, ", 2");
+    p.op("add.u32 ", box_index, ", ", t, ", ", warp);
+  }
+  if (l.tf32) tf32_fragment_offsets(p, box_index, lane, quad, frag_off, chunk);
   const std::string always = p.reg('p');
   p.op("setp.eq.u32 ", always, ", ", tid, ", ", tid);
 
@@ -1027,7 +1038,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   }
 
   if (l.tf32)
-    epilogue_f32(p, c, act, d, bias, n, m_blk, n_blk, warp, quad, chunk);
+    epilogue_f32(p, c, act, d, bias, n, m_blk, n_blk, box_index, quad, chunk);
   else
     epilogue(p, c, act, d, bias, n, m_blk, n_blk, row_t, quad);
   p.op("add.u32 ", unit, ", ", unit, ", ", unit_step);
@@ -1072,8 +1083,6 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   if (config.dtype != DType::BF16 && config.dtype != DType::F32)
     fail<BackendError>(kOp, "dtype ", dtype_name(config.dtype), " (BF16, or F32 as TF32)");
   const Layout layout = layout_of(config);
-  if (layout.tf32 && !layout.pingpong)
-    fail<BackendError>(kOp, "the TF32 kernel has the ping-pong schedule only");
   if (config.group_rows < 0)
     fail<BackendError>(kOp, "group_rows ", config.group_rows, " (0 or more)");
   if (config.store_width != 8 && config.store_width != 16)
@@ -1247,12 +1256,11 @@ void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtenso
 }
 
 Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype) {
-  Sm90GemmConfig config{.act = act, .cluster = cluster, .dtype = dtype};
-  if (dtype == DType::BF16) {
-    config.schedule = Sm90Schedule::Cooperative;
-    config.store_width = 16;
-  }
-  return config;
+  return Sm90GemmConfig{.act = act,
+                        .cluster = cluster,
+                        .schedule = Sm90Schedule::Cooperative,
+                        .store_width = 16,
+                        .dtype = dtype};
 }
 
 int sm90_gemm_cluster(const Sm90GemmArgs& args) {

@@ -60,10 +60,15 @@
 // the loads of a quarter warp hit 8 different 16-byte chunks under the 128-byte swizzle (no
 // bank conflicts) and each thread ends up holding 4 consecutive columns of D per row: the
 // epilogue stores 16 bytes per row with no exchange between lanes. K steps of 32 (one
-// 128-byte row), ping-pong only, two fragment sets used in turn so that one k block's
-// fragments load while the previous block's products run. On an H200 (the probe with
-// --tf32, 8192 x 4096 x 4096, one run, over cuBLASLt's TF32 matmul in the same rounds):
-// cluster 1 none 0.989, relu 1.011, gelu 0.988, silu 0.985; cluster 2 1.003-1.022.
+// 128-byte row), two fragment sets used in turn so that one k block's fragments load while
+// the previous block's products run. Both schedules: a warpgroup's tile is 128 x 128 of D
+// either way; cooperative, the two share A's stage and take the two halves of a 256-column
+// B stage. On an H200 (the probe with --tf32 --variants, 8192 x 4096 x 4096, over cuBLASLt's
+// TF32 matmul in the same rounds; clusters of 1 / 2): from an idle GPU, cooperative none
+// 0.918 / 0.912, relu 0.914 / 0.909, gelu 0.924 / 0.931, silu 0.936 / 0.929, ping-pong
+// 1.045-1.068; back to back at the power limit, cooperative 0.863-0.886 (cluster 1,
+// per-round medians 0.857-0.883), ping-pong 1.001-1.017. (Ping-pong in earlier runs at
+// the power limit: cluster 1 none 0.989, relu 1.011, gelu 0.988, silu 0.985.)
 #pragma once
 
 #include <cstdint>
@@ -122,7 +127,7 @@ struct Sm90GemmConfig {
   // div.full.f32. The probe checks the equality on the GPU for every den in the range.
   bool split_division = true;
   // BF16: A, B and D BF16. F32: A, B and D F32, the products on TF32 tensor cores (the
-  // tensor cores read each operand's upper 19 bits), ping-pong only; see "TF32" above.
+  // tensor cores read each operand's upper 19 bits); see "TF32" above.
   DType dtype = DType::BF16;
 
   // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp" (the
@@ -162,7 +167,8 @@ struct Sm90GemmArgs {
   Activation act = Activation::None;
   int max_ctas = 0;  // grid size cap; 0: one CTA per SM (tests use 1 to run many tiles per CTA)
   // 1 or 2 (Sm90GemmConfig::cluster); 0: BF16 2 where m % 256 == 0, else 1; F32 1 (on an
-  // H200 at 8192 x 4096 x 4096 the TF32 kernel took 1.3-1.9% longer with clusters of 2).
+  // H200 at 8192 x 4096 x 4096 the cooperative TF32 kernel took 1.4-5% longer with
+  // clusters of 2 back to back and within 0.8% either way from an idle GPU).
   int cluster = 0;
   // The kernel to run (its act must be `act`, its cluster the one sm90_gemm_cluster
   // chooses); null: sm90_gemm_default_config's.
@@ -173,9 +179,9 @@ struct Sm90GemmArgs {
 // The cluster size sm90_gemm_bias_act uses for args.
 int sm90_gemm_cluster(const Sm90GemmArgs& args);
 
-// The kernel sm90_gemm_bias_act runs when the call names none: BF16 cooperative 128 x 256
-// tiles (16-byte stores), TF32 ping-pong (its only schedule). Over the plain matmul at
-// 8192 x 4096 x 4096 (numr_sm90_gemm_probe --variants; ranges over clusters of 1 and 2):
+// The kernel sm90_gemm_bias_act runs when the call names none: cooperative 128 x 256 tiles
+// (BF16 with 16-byte stores); TF32 "TF32" above has the figures. BF16 over the plain matmul
+// at 8192 x 4096 x 4096 (numr_sm90_gemm_probe --variants; ranges over clusters of 1 and 2):
 //   H200, every batch of calls from an idle GPU: cooperative None 1.015-1.017, Relu
 //     1.021-1.023, Gelu 1.052-1.060, Silu 1.053-1.057; ping-pong 1.13-1.14 for every
 //     activation;
