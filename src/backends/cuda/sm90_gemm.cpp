@@ -764,8 +764,8 @@ void tf32_products(Ptx& p, const Common& c, int set, const std::string& stage,
 // consecutive bytes from this thread, and a warp's 8 g cover 128 consecutive bytes.
 void epilogue_f32(Ptx& p, const Common& c, Activation act, const std::string& d,
                   const std::string& bias, const std::string& n, const std::string& m_blk,
-                  const std::string& n_blk, const std::string& box_index,
-                  const std::string& quad, const std::string& chunk) {
+                  const std::string& n_blk, const std::string& box_index, const std::string& quad,
+                  const std::string& chunk) {
   const Layout& l = c.l;
   p.comment("epilogue: D = act(acc + bias) as F32");
   const std::string m0 = p.reg('r'), n0 = p.reg('r'), ws = p.reg('r'), cs = p.reg('r'),
