@@ -566,27 +566,30 @@ void matmul_cases(Bench& bench) {
                   1.f, pa, int(sz.k), pb, int(sz.n), 0.f, c.data(), int(sz.n));
     };
     const double flop = 2.0 * double(sz.m) * double(sz.k) * double(sz.n);
-    bench.gemm_op("matmul", s, flop, [&] { return numr::matmul(a.n, b.n); },
-                  [&] { return at::matmul(a.t, b.t); }, sgemm, 1e-4);
     // Small products as a program calls them, one after another: each timed block is
     // kBackToBack calls, so a pool's wake-up after the benchmark's pause is paid once.
-    if (sz.m * sz.n * sz.k <= int64_t(256) * 256 * 256) {
+    const bool small = sz.m * sz.n * sz.k <= int64_t(256) * 256 * 256;
+    auto back_to_back = [&](const std::string& shape, const Pair& x, const Pair& y,
+                            double tol) {
       constexpr int kBackToBack = 20;
       bench.gemm_op(
-          "matmul, 20 back to back", s, kBackToBack * flop,
+          "matmul, 20 back to back", shape, kBackToBack * flop,
           [&] {
-            for (int i = 1; i < kBackToBack; ++i) (void)numr::matmul(a.n, b.n);
-            return numr::matmul(a.n, b.n);
+            for (int i = 1; i < kBackToBack; ++i) (void)numr::matmul(x.n, y.n);
+            return numr::matmul(x.n, y.n);
           },
           [&] {
-            for (int i = 1; i < kBackToBack; ++i) (void)at::matmul(a.t, b.t);
-            return at::matmul(a.t, b.t);
+            for (int i = 1; i < kBackToBack; ++i) (void)at::matmul(x.t, y.t);
+            return at::matmul(x.t, y.t);
           },
           [&] {
             for (int i = 0; i < kBackToBack; ++i) sgemm();
           },
-          1e-4);
-    }
+          tol);
+    };
+    bench.gemm_op("matmul", s, flop, [&] { return numr::matmul(a.n, b.n); },
+                  [&] { return at::matmul(a.t, b.t); }, sgemm, 1e-4);
+    if (small) back_to_back(s, a, b, 1e-4);
 
     // bf16 in, bf16 out; held against OpenBLAS's f32 rate, since numr computes it in f32.
     const std::string sh = "bf16" + s.substr(3);
@@ -595,6 +598,7 @@ void matmul_cases(Bench& bench) {
     const Pair bh{numr::cast(b.n, numr::DType::BF16), b.t.to(at::kBFloat16)};
     bench.gemm_op("matmul", sh, flop, [&] { return numr::matmul(ah.n, bh.n); },
                   [&] { return at::matmul(ah.t, bh.t); }, sgemm, 2e-2);
+    if (small) back_to_back(sh, ah, bh, 2e-2);
   }
 
   // Many small products: numr spreads the batch over its pool; the OpenBLAS figure splits
