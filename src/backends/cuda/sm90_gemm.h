@@ -41,8 +41,8 @@
 //    so that the tiles in flight share columns of B in L2;
 //  - warpgroup 0 is the producer: one thread issues the bulk tensor copies (TMA) of A and B
 //    into a ring of shared-memory stages, with 128-byte swizzle;
-//  - warpgroups 1 and 2 are the consumers, ping-pong (or cooperative: sm90_gemm_default_config
-//    picks it for BF16): each takes every other
+//  - warpgroups 1 and 2 are the consumers, ping-pong (or cooperative, which
+//    sm90_gemm_default_config picks for every kernel): each takes every other
 //    tile of 128 x 128 outputs (two wgmma.mma_async m64n128k16 per k step, 128 f32
 //    accumulators per thread), their main loops taking turns so that one's epilogue (bias,
 //    activation, BF16, 8-byte stores from registers) runs while the other's products do;
