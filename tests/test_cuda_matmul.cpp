@@ -790,38 +790,50 @@ TEST(CudaMatmul, OwnGemmEpilogueMatchesCpuAndStagedPath) {
 }
 
 // Both schedules of the BF16 kernel (the default takes the cooperative one), with clusters
-// of 1 and 2, on the full grid and on one CTA (every tile in turn on it): each equal to the
-// staged path bit for bit.
+// of 1 and 2, the cooperative one also with 2 and 5 of its 8 column groups' epilogue
+// deferred into the next tile's main loop (the default: 5), on the full grid and on one CTA (every tile in turn on
+// it): each equal to the staged path bit for bit.
 TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
   REQUIRE_CUDA();
   if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
-  const Tensor a = uniform({512, 192}, DType::BF16, 43).to(kGpu);
-  const Tensor b = uniform({192, 768}, DType::BF16, 44).to(kGpu);
-  const Tensor bias = uniform({768}, DType::BF16, 45).to(kGpu);
-  const Tensor bias_f32 = bias.cast(DType::F32);
-  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu}) {
-    cu::set_own_gemm_epilogue_for_testing(false);
-    const std::vector<float> want =
-        matmul_bias_activation(a, b, bias, act).cast(DType::F32).to_vector<float>();
-    cu::set_own_gemm_epilogue_for_testing(true);
-    for (cu::Sm90Schedule schedule : {cu::Sm90Schedule::PingPong, cu::Sm90Schedule::Cooperative})
-      for (int cluster : {1, 2})
-        for (int max_ctas : {0, 1}) {
-          const cu::Sm90GemmConfig config{
-              .act = act,
-              .cluster = cluster,
-              .schedule = schedule,
-              .store_width = schedule == cu::Sm90Schedule::Cooperative ? 16 : 8};
-          const std::vector<float> got =
-              cu::sm90_gemm_bias_act(a, b, bias_f32, act, max_ctas, cluster, &config)
-                  .cast(DType::F32)
-                  .to_vector<float>();
-          ASSERT_EQ(got.size(), want.size());
-          size_t differ = 0;
-          for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
-          EXPECT_EQ(differ, 0u) << config.name() << (max_ctas ? " on one CTA" : "")
-                                << ": elements that differ of " << got.size();
-        }
+  // K = 192: 3 k blocks, fewer than a deferred epilogue's units (every unit left runs in the
+  // last k block); K = 640: 10, one unit per k block.
+  for (int64_t k : {192, 640}) {
+    const Tensor a = uniform({512, k}, DType::BF16, 43).to(kGpu);
+    const Tensor b = uniform({k, 768}, DType::BF16, 44).to(kGpu);
+    const Tensor bias = uniform({768}, DType::BF16, 45).to(kGpu);
+    const Tensor bias_f32 = bias.cast(DType::F32);
+    for (Activation act :
+         {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu}) {
+      cu::set_own_gemm_epilogue_for_testing(false);
+      const std::vector<float> want =
+          matmul_bias_activation(a, b, bias, act).cast(DType::F32).to_vector<float>();
+      cu::set_own_gemm_epilogue_for_testing(true);
+      constexpr auto pp = cu::Sm90Schedule::PingPong, coop = cu::Sm90Schedule::Cooperative;
+      // schedule, stages, deferred column groups
+      for (const auto& [schedule, stages, deferred] :
+           {std::tuple{pp, 0, 0}, std::tuple{coop, 0, 0}, std::tuple{coop, 0, 2},
+            std::tuple{coop, 0, 5}, std::tuple{coop, 3, 5}})
+        for (int cluster : {1, 2})
+          for (int max_ctas : {0, 1}) {
+            const cu::Sm90GemmConfig config{.act = act,
+                                            .cluster = cluster,
+                                            .schedule = schedule,
+                                            .stages = stages,
+                                            .store_width = schedule == coop ? 16 : 8,
+                                            .deferred_groups = deferred};
+            const std::vector<float> got =
+                cu::sm90_gemm_bias_act(a, b, bias_f32, act, max_ctas, cluster, &config)
+                    .cast(DType::F32)
+                    .to_vector<float>();
+            ASSERT_EQ(got.size(), want.size());
+            size_t differ = 0;
+            for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+            EXPECT_EQ(differ, 0u) << config.name() << " K " << k
+                                  << (max_ctas ? " on one CTA" : "")
+                                  << ": elements that differ of " << got.size();
+          }
+    }
   }
 }
 

@@ -90,6 +90,21 @@ TEST(Sm90GemmPtx, AssemblesForSm90aWithoutSpills) {
                                         .split_division = split});
 }
 
+// The cooperative BF16 kernel with part of its epilogue deferred into the next tile's main
+// loop (Sm90GemmConfig::deferred_groups): the deferred values must fit beside the
+// accumulators with no spills and leave the wgmma pipeline unserialised.
+TEST(Sm90GemmPtx, DeferredEpilogueAssemblesWithoutSpills) {
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
+    for (int cluster : {1, 2})
+      for (const auto& [stages, deferred] :
+           {std::pair{0, 1}, std::pair{0, 4}, std::pair{0, 5}, std::pair{3, 5}}) {
+        Sm90GemmConfig config = sm90_gemm_default_config(act, cluster, DType::BF16);
+        config.stages = stages;
+        config.deferred_groups = deferred;
+        expect_assembles(config);
+      }
+}
+
 // The TF32 kernel (F32 operands, B's fragments from registers, two fragment sets), both
 // schedules.
 TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
@@ -117,9 +132,9 @@ TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
       for (DType dt : {DType::BF16, DType::F32})
         expect_assembles(sm90_gemm_default_config(act, cluster, dt));
   EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
-            "sm90_gemm_bf16_relu_128x256x64_s4_g16_c2");
+            "sm90_gemm_bf16_relu_128x256x64_s4_g16_d5_c2");
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
-            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp");
+            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp_d5");
   EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
             "sm90_gemm_tf32_none_128x256x32_s4_g16");
 }
@@ -158,14 +173,22 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_NE(sm90_gemm_ptx(Sm90GemmConfig{.cluster = 2}).find(".reqnctapercluster 2, 1, 1"),
             std::string::npos);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.cluster = 4}), BackendError);
-  EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64}), 2);
-  EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 384, .n = 256, .k = 64}), 1);
-  EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 1}), 1);
+  EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64}), 1);
+  EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 2}), 2);
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .dtype = DType::F32}), 1);
   EXPECT_EQ(sm90_gemm_cluster(
                 Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 2, .dtype = DType::F32}),
             2);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.act = Activation::Tanh}), BackendError);
+  // A deferred epilogue: cooperative BF16 only, at most the tile's 8 column groups.
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.deferred_groups = 2}), BackendError);
+  EXPECT_THROW(
+      (void)sm90_gemm_ptx(Sm90GemmConfig{
+          .schedule = Sm90Schedule::Cooperative, .dtype = DType::F32, .deferred_groups = 2}),
+      BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(
+                   Sm90GemmConfig{.schedule = Sm90Schedule::Cooperative, .deferred_groups = 9}),
+               BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.ptx_major = 7, .ptx_minor = 8}), BackendError);
   EXPECT_TRUE(sm90_gemm_shape_ok(8192, 4096, 4096));
   EXPECT_TRUE(sm90_gemm_shape_ok(128, 256, 64));

@@ -142,8 +142,8 @@ constexpr int kTf32WarpgroupN = 128;
 
 // Register counts: the producer needs few, the consumers 128 accumulators and the rest.
 // 128 * 40 + 256 * 232 = 64512 <= 65536 registers of an SM.
-constexpr int kProducerRegs = 40;
-constexpr int kConsumerRegs = 232;
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
 
 // Descriptor constants (the start address is or-ed in).
 constexpr uint64_t kSwizzle128 = uint64_t(1) << 62;
@@ -338,6 +338,7 @@ struct Common {
   std::string exit;
   int store_width = 16;  // bytes per lane, row and st.global: 16 or 8
   bool split_division = false;
+  int deferred_groups = 0;  // Sm90GemmConfig::deferred_groups
 };
 
 // Waits until the mbarrier at `bar` (shared, u32) has completed the phase of parity `parity`.
@@ -549,104 +550,191 @@ void quad_transpose(Ptx& p, std::string (&x)[4], const std::string& b1, const st
   }
 }
 
-// D = act(acc + bias) as BF16 for this thread's rows row_t + 8 r (+ 64 for the ping-pong
-// tile's second m64 block) of tile (m_blk, n_blk). Accumulator layout of m64nNk16, thread t
-// of the warpgroup, warp w, lane l: d[4i + j], row 16w + l/4 (+8 for j = 2, 3), column
-// 8i + 2(l%4) (+1 for j = 1, 3); the ping-pong tile's rows 64..127 are in acc64..acc127.
-void epilogue(Ptx& p, const Common& c, Activation act, const std::string& d,
-              const std::string& bias, const std::string& n, const std::string& m_blk,
-              const std::string& n_blk, const std::string& row_t, const std::string& quad) {
-  const Layout& l = c.l;
-  p.comment("epilogue: D = act(acc + bias) as BF16");
-  const int row_sets = l.pingpong ? 4 : 2;
-  auto row_offset = [](int rs) { return 8 * (rs % 2) + 64 * (rs / 2); };
-  auto acc_index = [](int rs, int i, int j) { return 64 * (rs / 2) + 4 * i + 2 * (rs % 2) + j; };
-  const int blocks = l.tile_n / 8;
+// Where this thread's part of a BF16 tile (m_blk, n_blk) goes: D at its rows row_t + 8 r
+// (+ 64 for the ping-pong tile's second m64 block), dr[r], at its first column after the
+// quad's exchange; and the bias at the thread's first column pair (bp).
+struct TileOut {
   std::string dr[4];
-  const std::string bp = p.reg('d');
-  {
-    const std::string m0 = p.reg('r'), n0 = p.reg('r'), row = p.reg('r'), colq = p.reg('r');
-    const std::string col = p.reg('r'), rn = p.reg('d'), c64 = p.reg('d'), e = p.reg('d'),
-                      eb = p.reg('d'), bcol = p.reg('r'), bq = p.reg('r'), boff = p.reg('d');
-    p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
-    p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
-    p.op("add.u32 ", row, ", ", m0, ", ", row_t);
-    // After the exchange this thread's first column in each group of 32: 8 (l%4) (full
-    // exchange), or 8 (l%2) + 2 (l%4 & 2) (half).
-    if (c.store_width == 16) {
-      p.op("shl.b32 ", colq, ", ", quad, ", 3");
-    } else {
-      const std::string q1 = p.reg('r'), q2 = p.reg('r'), a = p.reg('r'), b = p.reg('r');
-      p.op("and.b32 ", q1, ", ", quad, ", 1");
-      p.op("and.b32 ", q2, ", ", quad, ", 2");
-      p.op("shl.b32 ", a, ", ", q1, ", 3");
-      p.op("shl.b32 ", b, ", ", q2, ", 1");
-      p.op("add.u32 ", colq, ", ", a, ", ", b);
-    }
-    p.op("add.u32 ", col, ", ", n0, ", ", colq);
-    p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
-    p.op("cvt.u64.u32 ", c64, ", ", col);
-    p.op("add.s64 ", e, ", ", rn, ", ", c64);
-    p.op("shl.b64 ", eb, ", ", e, ", 1");
-    dr[0] = p.reg('d');
-    p.op("add.s64 ", dr[0], ", ", d, ", ", eb);
-    for (int rs = 1; rs < row_sets; ++rs) {
-      const std::string stride = p.reg('d');
-      dr[rs] = p.reg('d');
-      p.op("mul.wide.u32 ", stride, ", ", n, ", ", 2 * row_offset(rs));
-      p.op("add.s64 ", dr[rs], ", ", dr[0], ", ", stride);
-    }
-    p.op("shl.b32 ", bq, ", ", quad, ", 1");
-    p.op("add.u32 ", bcol, ", ", n0, ", ", bq);
-    p.op("mul.wide.u32 ", boff, ", ", bcol, ", 4");
-    p.op("add.s64 ", bp, ", ", bias, ", ", boff);
+  std::string bp;
+};
+
+TileOut tile_out(Ptx& p, const Common& c, const std::string& d, const std::string& bias,
+                 const std::string& n, const std::string& m_blk, const std::string& n_blk,
+                 const std::string& row_t, const std::string& quad) {
+  const Layout& l = c.l;
+  const int row_sets = l.pingpong ? 4 : 2;
+  TileOut o;
+  o.bp = p.reg('d');
+  const std::string m0 = p.reg('r'), n0 = p.reg('r'), row = p.reg('r'), colq = p.reg('r');
+  const std::string col = p.reg('r'), rn = p.reg('d'), c64 = p.reg('d'), e = p.reg('d'),
+                    eb = p.reg('d'), bcol = p.reg('r'), bq = p.reg('r'), boff = p.reg('d');
+  p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
+  p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
+  p.op("add.u32 ", row, ", ", m0, ", ", row_t);
+  // After the exchange this thread's first column in each group of 32: 8 (l%4) (full
+  // exchange), or 8 (l%2) + 2 (l%4 & 2) (half).
+  if (c.store_width == 16) {
+    p.op("shl.b32 ", colq, ", ", quad, ", 3");
+  } else {
+    const std::string q1 = p.reg('r'), q2 = p.reg('r'), a = p.reg('r'), b = p.reg('r');
+    p.op("and.b32 ", q1, ", ", quad, ", 1");
+    p.op("and.b32 ", q2, ", ", quad, ", 2");
+    p.op("shl.b32 ", a, ", ", q1, ", 3");
+    p.op("shl.b32 ", b, ", ", q2, ", 1");
+    p.op("add.u32 ", colq, ", ", a, ", ", b);
   }
-  const std::string b1 = p.reg('p'), b0 = p.reg('p');
-  {
-    const std::string t1 = p.reg('r'), t0 = p.reg('r');
-    p.op("and.b32 ", t1, ", ", quad, ", 2");
-    p.op("setp.ne.u32 ", b1, ", ", t1, ", 0");
-    p.op("and.b32 ", t0, ", ", quad, ", 1");
-    p.op("setp.ne.u32 ", b0, ", ", t0, ", 0");
+  p.op("add.u32 ", col, ", ", n0, ", ", colq);
+  p.op("mul.wide.u32 ", rn, ", ", row, ", ", n);
+  p.op("cvt.u64.u32 ", c64, ", ", col);
+  p.op("add.s64 ", e, ", ", rn, ", ", c64);
+  p.op("shl.b64 ", eb, ", ", e, ", 1");
+  o.dr[0] = p.reg('d');
+  p.op("add.s64 ", o.dr[0], ", ", d, ", ", eb);
+  for (int rs = 1; rs < row_sets; ++rs) {
+    const std::string stride = p.reg('d');
+    o.dr[rs] = p.reg('d');
+    p.op("mul.wide.u32 ", stride, ", ", n, ", ", 2 * (8 * (rs % 2) + 64 * (rs / 2)));
+    p.op("add.s64 ", o.dr[rs], ", ", o.dr[0], ", ", stride);
   }
-  for (int g = 0; g < blocks / 4; ++g) {
+  p.op("shl.b32 ", bq, ", ", quad, ", 1");
+  p.op("add.u32 ", bcol, ", ", n0, ", ", bq);
+  p.op("mul.wide.u32 ", boff, ", ", bcol, ", 4");
+  p.op("add.s64 ", o.bp, ", ", bias, ", ", boff);
+  return o;
+}
+
+// The lane bits of `quad` as predicates (b1: bit 1, b0: bit 0), for quad_transpose.
+void quad_bits(Ptx& p, const std::string& quad, std::string& b1, std::string& b0) {
+  b1 = p.reg('p');
+  b0 = p.reg('p');
+  const std::string t1 = p.reg('r'), t0 = p.reg('r');
+  p.op("and.b32 ", t1, ", ", quad, ", 2");
+  p.op("setp.ne.u32 ", b1, ", ", t1, ", 0");
+  p.op("and.b32 ", t0, ", ", quad, ", 1");
+  p.op("setp.ne.u32 ", b0, ", ", t0, ", 0");
+}
+
+// The bias of this thread's columns in column group g (blocks 4g .. 4g + 3 of 8 columns):
+// bv[ii][j] for column 8 (4g + ii) + 2 (l%4) + j.
+void load_bias(Ptx& p, const std::string& bp, int g, std::string (&bv)[4][2]) {
+  for (int ii = 0; ii < 4; ++ii) {
+    bv[ii][0] = p.reg('f');
+    bv[ii][1] = p.reg('f');
+    p.op("ld.global.nc.v2.f32 {", bv[ii][0], ", ", bv[ii][1], "}, [", bp, "+", 32 * (4 * g + ii),
+         "]");
+  }
+}
+
+// The accumulator of row set rs (rows + 8 (rs % 2), + 64 (rs / 2)), column block i, word j.
+int acc_index(int rs, int i, int j) { return 64 * (rs / 2) + 4 * i + 2 * (rs % 2) + j; }
+
+// act(v) as BF16 for 8 pre-activations (bias added) of one row of column group g, v[2 ii +
+// j] at column 8 (4g + ii) + 2 (l%4) + j, stored at [row + 64 g].
+void store_group(Ptx& p, const Common& c, Activation act, const std::string (&v)[8],
+                 const std::string& row, int g, const std::string& b1, const std::string& b0) {
+  std::vector<Activated> y;
+  for (const std::string& x : v) y.push_back(activate(p, act, x, c.split_division));
+  if (c.split_division) split_division_check(p, y);
+  std::string words[4];
+  for (int ii = 0; ii < 4; ++ii) {
+    // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
+    words[ii] = p.reg('r');
+    p.op("cvt.rn.bf16x2.f32 ", words[ii], ", ", y[2 * ii + 1].y, ", ", y[2 * ii].y);
+  }
+  // Lane q of a quad holds columns 8 (4g + i) + 2q, +1 for i = 0..3. After the full
+  // exchange it holds columns 8 (4g + q) .. 8 (4g + q) + 7: 16 bytes at 64 g + 16 q.
+  // After the half exchange, columns 8 (4g + i) + 2 (q & 2) .. + 3 for i = q & 1 and
+  // i = 2 + (q & 1): 8 bytes at 64 g + 16 (q & 1) + 4 (q & 2), and 32 bytes further.
+  if (c.store_width == 16) {
+    quad_transpose(p, words, b1, b0);
+    p.op("st.global.v4.b32 [", row, "+", 64 * g, "], {", words[0], ", ", words[1], ", ", words[2],
+         ", ", words[3], "}");
+  } else {
+    quad_transpose(p, words, b1, b0, false);
+    p.op("st.global.v2.b32 [", row, "+", 64 * g, "], {", words[0], ", ", words[1], "}");
+    p.op("st.global.v2.b32 [", row, "+", 64 * g + 32, "], {", words[2], ", ", words[3], "}");
+  }
+}
+
+// D = act(acc + bias) as BF16 for column groups 0 .. groups - 1 of this thread's rows.
+// Accumulator layout of m64nNk16, thread t of the warpgroup, warp w, lane l: d[4i + j], row
+// 16w + l/4 (+8 for j = 2, 3), column 8i + 2(l%4) (+1 for j = 1, 3); the ping-pong tile's
+// rows 64..127 are in acc64..acc127.
+void epilogue(Ptx& p, const Common& c, Activation act, const TileOut& o, int groups,
+              const std::string& b1, const std::string& b0) {
+  p.comment("epilogue: D = act(acc + bias) as BF16");
+  const int row_sets = c.l.pingpong ? 4 : 2;
+  for (int g = 0; g < groups; ++g) {
     std::string bv[4][2];
-    for (int ii = 0; ii < 4; ++ii) {
-      bv[ii][0] = p.reg('f');
-      bv[ii][1] = p.reg('f');
-      p.op("ld.global.nc.v2.f32 {", bv[ii][0], ", ", bv[ii][1], "}, [", bp, "+", 32 * (4 * g + ii),
-           "]");
-    }
+    load_bias(p, o.bp, g, bv);
     for (int rs = 0; rs < row_sets; ++rs) {
-      std::vector<Activated> y;
+      std::string v[8];
       for (int ii = 0; ii < 4; ++ii)
         for (int j = 0; j < 2; ++j) {
-          const std::string v = p.reg('f');
-          p.op("add.rn.f32 ", v, ", %acc", acc_index(rs, 4 * g + ii, j), ", ", bv[ii][j]);
-          y.push_back(activate(p, act, v, c.split_division));
+          v[2 * ii + j] = p.reg('f');
+          p.op("add.rn.f32 ", v[2 * ii + j], ", %acc", acc_index(rs, 4 * g + ii, j), ", ",
+               bv[ii][j]);
         }
-      if (c.split_division) split_division_check(p, y);
-      std::string words[4];
-      for (int ii = 0; ii < 4; ++ii) {
-        // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
-        words[ii] = p.reg('r');
-        p.op("cvt.rn.bf16x2.f32 ", words[ii], ", ", y[2 * ii + 1].y, ", ", y[2 * ii].y);
-      }
-      // Lane q of a quad holds columns 8 (4g + i) + 2q, +1 for i = 0..3. After the full
-      // exchange it holds columns 8 (4g + q) .. 8 (4g + q) + 7: 16 bytes at 64 g + 16 q.
-      // After the half exchange, columns 8 (4g + i) + 2 (q & 2) .. + 3 for i = q & 1 and
-      // i = 2 + (q & 1): 8 bytes at 64 g + 16 (q & 1) + 4 (q & 2), and 32 bytes further.
-      if (c.store_width == 16) {
-        quad_transpose(p, words, b1, b0);
-        p.op("st.global.v4.b32 [", dr[rs], "+", 64 * g, "], {", words[0], ", ", words[1], ", ",
-             words[2], ", ", words[3], "}");
-      } else {
-        quad_transpose(p, words, b1, b0, false);
-        p.op("st.global.v2.b32 [", dr[rs], "+", 64 * g, "], {", words[0], ", ", words[1], "}");
-        p.op("st.global.v2.b32 [", dr[rs], "+", 64 * g + 32, "], {", words[2], ", ", words[3], "}");
-      }
+      store_group(p, c, act, v, o.dr[rs], g, b1, b0);
     }
   }
+}
+
+// The deferred epilogue (cooperative BF16, Sm90GemmConfig::deferred_groups): the tile's
+// last `groups` column groups wait in %pv as acc + bias, while the next tile's products run.
+// Deferred group gi (0 .. groups - 1) is column group kGroups - groups + gi, in %pv16gi ..
+// %pv16gi+15. A unit is one row set of one group: unit u = 2 gi + rs, in %pv16gi+8rs .. +7.
+// `pending` counts the units done (units(): none left); `rows` are the tile's two row
+// addresses.
+struct Deferred {
+  int groups = 0;
+  std::string pending;
+  std::string rows[2];
+  int units() const { return 2 * groups; }
+};
+constexpr int kGroups = Sm90GemmTile::kN / 32;  // column groups of a cooperative tile
+
+std::string pv(int gi, int rs, int k) { return "%pv" + std::to_string(16 * gi + 8 * rs + k); }
+
+// Saves the deferred groups of the tile just computed (acc + bias) and its row addresses.
+void defer_groups(Ptx& p, const TileOut& o, const Deferred& df) {
+  p.comment("deferred epilogue: keep acc + bias of the last column groups");
+  for (int gi = 0; gi < df.groups; ++gi) {
+    const int g = kGroups - df.groups + gi;
+    std::string bv[4][2];
+    load_bias(p, o.bp, g, bv);
+    for (int rs = 0; rs < 2; ++rs)
+      for (int ii = 0; ii < 4; ++ii)
+        for (int j = 0; j < 2; ++j)
+          p.op("add.rn.f32 ", pv(gi, rs, 2 * ii + j), ", %acc", acc_index(rs, 4 * g + ii, j), ", ",
+               bv[ii][j]);
+  }
+  p.op("mov.b64 ", df.rows[0], ", ", o.dr[0]);
+  p.op("mov.b64 ", df.rows[1], ", ", o.dr[1]);
+  p.op("mov.u32 ", df.pending, ", 0");
+}
+
+// Runs deferred unit `pending` (which must be one left) and counts it done.
+void deferred_unit(Ptx& p, const Common& c, Activation act, const Deferred& df,
+                   const std::string& b1, const std::string& b0) {
+  const std::string done = p.label("dfr_done");
+  std::vector<std::string> at(df.units());
+  for (int u = 1; u < df.units(); ++u) {
+    const std::string is = p.reg('p');
+    at[u] = p.label("dfr_unit");
+    p.op("setp.eq.u32 ", is, ", ", df.pending, ", ", u);
+    p.op("@", is, " bra ", at[u]);
+  }
+  for (int u = 0; u < df.units(); ++u) {
+    if (u > 0) p.place(at[u]);
+    const int gi = u / 2, rs = u % 2;
+    std::string v[8];
+    for (int k = 0; k < 8; ++k) v[k] = pv(gi, rs, k);
+    store_group(p, c, act, v, df.rows[rs], kGroups - df.groups + gi, b1, b0);
+    if (u + 1 < df.units()) p.op("bra ", done);
+  }
+  p.place(done);
+  p.op("add.u32 ", df.pending, ", ", df.pending, ", 1");
 }
 
 // One BF16 k block's products: A and B from the stage through descriptors (da: A's, at
@@ -901,6 +989,16 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     p.op("add.u32 ", box_index, ", ", t, ", ", warp);
   }
   if (l.tf32) tf32_fragment_offsets(p, box_index, lane, quad, frag_off, chunk);
+  std::string b1, b0;
+  if (!l.tf32) quad_bits(p, quad, b1, b0);
+  Deferred df;
+  if (c.deferred_groups > 0) {
+    df.groups = c.deferred_groups;
+    df.pending = p.reg('r');
+    df.rows[0] = p.reg('d');
+    df.rows[1] = p.reg('d');
+    p.op("mov.u32 ", df.pending, ", ", df.units());
+  }
   const std::string always = p.reg('p');
   p.op("setp.eq.u32 ", always, ", ", tid, ", ", tid);
 
@@ -957,10 +1055,11 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   }
 
   p.place(unit_loop);
+  const std::string flush = df.groups > 0 ? p.label("c_flush") : c.exit;
   {
     const std::string done = p.reg('p');
     p.op("setp.ge.u32 ", done, ", ", unit, ", ", c.num_units);
-    p.op("@", done, " bra ", c.exit);
+    p.op("@", done, " bra ", flush);
   }
   if (l.pingpong) {
     const std::string go = p.reg('p'), started = p.label("c_turn");
@@ -989,6 +1088,20 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     else
       bf16_products(p, c, stage, da, desc_b0, accumulate, always);
     p.op("wgmma.commit_group.sync.aligned");
+    // While the products run: one unit of the previous tile's deferred epilogue, or at the
+    // tile's last k block every unit left.
+    if (df.groups > 0) {
+      const std::string again = p.label("c_dfr"), dfr_end = p.label("c_dfr_end");
+      const std::string none = p.reg('p'), next = p.reg('r'), last = p.reg('p');
+      p.place(again);
+      p.op("setp.ge.u32 ", none, ", ", df.pending, ", ", df.units());
+      p.op("@", none, " bra ", dfr_end);
+      deferred_unit(p, c, act, df, b1, b0);
+      p.op("add.u32 ", next, ", ", kb, ", 1");
+      p.op("setp.eq.u32 ", last, ", ", next, ", ", c.k_blocks);
+      p.op("@", last, " bra ", again);
+      p.place(dfr_end);
+    }
     // The group of the previous k block has finished reading its stage (and, TF32, its
     // fragment set, which the next k block refills): release it.
     p.op("wgmma.wait_group.sync.aligned 1");
@@ -1037,12 +1150,24 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     p.op("mov.u32 ", waits, ", 1");
   }
 
-  if (l.tf32)
+  if (l.tf32) {
     epilogue_f32(p, c, act, d, bias, n, m_blk, n_blk, box_index, quad, chunk);
-  else
-    epilogue(p, c, act, d, bias, n, m_blk, n_blk, row_t, quad);
+  } else {
+    const TileOut o = tile_out(p, c, d, bias, n, m_blk, n_blk, row_t, quad);
+    epilogue(p, c, act, o, l.tile_n / 32 - df.groups, b1, b0);
+    if (df.groups > 0) defer_groups(p, o, df);
+  }
   p.op("add.u32 ", unit, ", ", unit, ", ", unit_step);
   p.op("bra ", unit_loop);
+  if (df.groups > 0) {
+    // No unit left: the last tile's deferred units, then exit.
+    const std::string none = p.reg('p');
+    p.place(flush);
+    p.op("setp.ge.u32 ", none, ", ", df.pending, ", ", df.units());
+    p.op("@", none, " bra ", c.exit);
+    deferred_unit(p, c, act, df, b1, b0);
+    p.op("bra ", flush);
+  }
 }
 
 uint64_t address_of(const Tensor& t) {
@@ -1069,6 +1194,7 @@ std::string Sm90GemmConfig::name() const {
          (group_rows > 0 ? "_g" + std::to_string(group_rows) : "") +
          (store_width != 16 && !l.tf32 ? "_w" + std::to_string(store_width) : "") +
          (split_division && (act == Activation::Gelu || act == Activation::Silu) ? "_rcp" : "") +
+         (deferred_groups > 0 ? "_d" + std::to_string(deferred_groups) : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
 
@@ -1087,6 +1213,10 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
     fail<BackendError>(kOp, "group_rows ", config.group_rows, " (0 or more)");
   if (config.store_width != 8 && config.store_width != 16)
     fail<BackendError>(kOp, "store_width ", config.store_width, " (8 or 16)");
+  if (config.deferred_groups < 0 || config.deferred_groups > kGroups ||
+      (config.deferred_groups > 0 && (layout.pingpong || layout.tf32)))
+    fail<BackendError>(kOp, "deferred_groups ", config.deferred_groups, " (0 .. ", kGroups,
+                       ", and 0 unless cooperative BF16)");
   if (layout.stages < 2 || layout.shared_bytes > kSharedLimit)
     fail<BackendError>(kOp, layout.stages, " stages of ", layout.stage_bytes,
                        " bytes do not fit in shared memory");
@@ -1102,6 +1232,7 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   c.group_rows = config.group_rows;
   c.store_width = config.store_width;
   c.split_division = config.split_division;
+  c.deferred_groups = config.deferred_groups;
   const std::string tid = p.reg('r'), raw = p.reg('r'), up = p.reg('r'), first = p.reg('p');
   const std::string ma = p.reg('d'), mb = p.reg('d'), tmap_a = p.reg('d'), tmap_b = p.reg('d');
   c.smem = p.reg('r');
@@ -1202,6 +1333,8 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   if (c.cluster > 1) os << "    .reqnctapercluster " << c.cluster << ", 1, 1\n";
   os << "{\n" << p.declarations() << "    .reg .f32 %acc<128>;\n";
   if (layout.tf32) os << "    .reg .b32 %fa<64>;\n";
+  if (config.deferred_groups > 0)
+    os << "    .reg .f32 %pv<" << 16 * config.deferred_groups << ">;\n";
   os << "\n" << p.body() << "}\n";
   return os.str();
 }
@@ -1260,12 +1393,13 @@ Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype
                         .cluster = cluster,
                         .schedule = Sm90Schedule::Cooperative,
                         .store_width = 16,
-                        .dtype = dtype};
+                        .dtype = dtype,
+                        .deferred_groups = dtype == DType::BF16 ? 5 : 0};
 }
 
 int sm90_gemm_cluster(const Sm90GemmArgs& args) {
   if (args.cluster == 1 || args.cluster == 2) return args.cluster;
-  return args.dtype == DType::BF16 && args.m % (2 * T::kM) == 0 ? 2 : 1;
+  return 1;
 }
 
 void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {

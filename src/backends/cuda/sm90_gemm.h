@@ -129,6 +129,11 @@ struct Sm90GemmConfig {
   // BF16: A, B and D BF16. F32: A, B and D F32, the products on TF32 tensor cores (the
   // tensor cores read each operand's upper 19 bits); see "TF32" above.
   DType dtype = DType::BF16;
+  // Cooperative BF16 only: the epilogue of the tile's last `deferred_groups` column groups
+  // of 32 (0 .. 8) waits in registers as acc + bias (16 per group and thread) and runs
+  // while the next tile's products do, one row set of one group per k block; the CTA's
+  // last tile's before it exits.
+  int deferred_groups = 0;
 
   // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp" (the
   // defaults; "_w8" for 8-byte stores, "_rcp" for split division where the activation
