@@ -833,6 +833,18 @@ TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
                                   << (max_ctas ? " on one CTA" : "")
                                   << ": elements that differ of " << got.size();
           }
+      // The default kernel, reading the BF16 bias itself.
+      for (int max_ctas : {0, 1}) {
+        const std::vector<float> got = cu::sm90_gemm_bias_act(a, b, bias, act, max_ctas)
+                                           .cast(DType::F32)
+                                           .to_vector<float>();
+        ASSERT_EQ(got.size(), want.size());
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += got[i] != want[i];
+        EXPECT_EQ(differ, 0u) << "default kernel, BF16 bias, K " << k
+                              << (max_ctas ? " on one CTA" : "") << ": elements that differ of "
+                              << got.size();
+      }
     }
   }
 }

@@ -129,8 +129,15 @@ TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
 TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
   for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
     for (int cluster : {1, 2})
-      for (DType dt : {DType::BF16, DType::F32})
-        expect_assembles(sm90_gemm_default_config(act, cluster, dt));
+      for (DType dt : {DType::BF16, DType::F32}) {
+        Sm90GemmConfig config = sm90_gemm_default_config(act, cluster, dt);
+        expect_assembles(config);
+        // matmul_bias_activation's BF16 calls pass their BF16 bias as it is.
+        if (dt == DType::BF16) {
+          config.bias_dtype = DType::BF16;
+          expect_assembles(config);
+        }
+      }
   EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
             "sm90_gemm_bf16_relu_128x256x64_s4_g16_d5_c2");
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
@@ -180,6 +187,11 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
                 Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 2, .dtype = DType::F32}),
             2);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.act = Activation::Tanh}), BackendError);
+  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Relu, .bias_dtype = DType::BF16}.name()),
+            "sm90_gemm_bf16_relu_pp128x128x64_s6_g16_w8_bias16");
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F32, .bias_dtype = DType::BF16}),
+               BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.bias_dtype = DType::F16}), BackendError);
   // A deferred epilogue: cooperative BF16 only, at most the tile's 8 column groups.
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.deferred_groups = 2}), BackendError);
   EXPECT_THROW(

@@ -61,12 +61,14 @@ bool try_own_gemm_epilogue(CudaDevice& dev, const GemmEpilogueCall& call) {
   args.b = operand_address(call.b.base, call.b.offset, dt);
   args.d = operand_address(out.base, out.offset, dt);
   if (args.a % 16 != 0 || args.b % 16 != 0 || args.d % 16 != 0) return false;
-  // The kernel reads the bias as dense f32: an F32 bias in place where it is, else widened
-  // (exactly) or gathered into a temporary.
+  // The kernel reads a dense bias of the operands' dtype in place where it is (a BF16 one
+  // widened as it is read); any other is widened (exactly) or gathered into a dense f32
+  // temporary.
   std::optional<DeviceTemp> temp;
-  if (dt == DType::F32 && dense(call.bias) &&
+  if (call.bias.dtype == dt && dense(call.bias) &&
       operand_address(call.bias.base, call.bias.offset, dt) % 16 == 0) {
     args.bias = operand_address(call.bias.base, call.bias.offset, dt);
+    args.bias_dtype = dt;
   } else {
     temp.emplace(dev, size_t(n) * sizeof(float));
     TensorRef wide;

@@ -97,6 +97,16 @@
 // setp each and one branch, in place of div.full.f32's 2 setp, 4 predicated mul, rcp and
 // mul per value.
 //
+// Deferred epilogue (cooperative BF16, deferred_groups D): the epilogue above runs for the
+// tile's column groups 0 .. 7 - D (32 columns each) only; groups 8 - D .. 7 are kept as
+// acc + bias in %pv (16 registers per group), with the tile's two row addresses, and their
+// 2 D units (one row set of one group: 8 values, one store) run in the next tile's main
+// loop, one per k block between wgmma.commit_group and wgmma.wait_group, where the
+// products of two k blocks are queued on the tensor cores; a tile of fewer k blocks than
+// units runs the rest in its last one, and the CTA's last tile runs them before it exits.
+// A unit is picked by a compare-and-branch chain on the count of units done. The results
+// are those of the plain epilogue: the same operations on the same values.
+//
 // TF32 (sm90_gemm.h has the idea). A stage: 128 rows (m) of 32 F32 (k), laid out as the BF16
 // A stage, and read by wgmma as its B operand (K-major, N = 128 rows of m): the same
 // descriptor, 32 bytes further per k8 step. B stage: 4 boxes of 32 columns (n), box j at
@@ -140,8 +150,9 @@ constexpr int kABytes = T::kM * 128;  // one A stage: 128 rows of 128 bytes (64 
 // TF32: columns of D (rows of D^T) per consumer warpgroup, in either schedule.
 constexpr int kTf32WarpgroupN = 128;
 
-// Register counts: the producer needs few, the consumers 128 accumulators and the rest.
-// 128 * 40 + 256 * 232 = 64512 <= 65536 registers of an SM.
+// Register counts: the producer needs few, the consumers 128 accumulators, up to 80 deferred
+// values (deferred_groups 5) and the rest. 128 * 24 + 256 * 240 = 64512 <= 65536 registers
+// of an SM.
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
 
@@ -339,6 +350,7 @@ struct Common {
   int store_width = 16;  // bytes per lane, row and st.global: 16 or 8
   bool split_division = false;
   int deferred_groups = 0;  // Sm90GemmConfig::deferred_groups
+  bool bias_bf16 = false;   // Sm90GemmConfig::bias_dtype BF16
 };
 
 // Waits until the mbarrier at `bar` (shared, u32) has completed the phase of parity `parity`.
@@ -598,7 +610,7 @@ TileOut tile_out(Ptx& p, const Common& c, const std::string& d, const std::strin
   }
   p.op("shl.b32 ", bq, ", ", quad, ", 1");
   p.op("add.u32 ", bcol, ", ", n0, ", ", bq);
-  p.op("mul.wide.u32 ", boff, ", ", bcol, ", 4");
+  p.op("mul.wide.u32 ", boff, ", ", bcol, ", ", c.bias_bf16 ? 2 : 4);
   p.op("add.s64 ", o.bp, ", ", bias, ", ", boff);
   return o;
 }
@@ -615,13 +627,23 @@ void quad_bits(Ptx& p, const std::string& quad, std::string& b1, std::string& b0
 }
 
 // The bias of this thread's columns in column group g (blocks 4g .. 4g + 3 of 8 columns):
-// bv[ii][j] for column 8 (4g + ii) + 2 (l%4) + j.
-void load_bias(Ptx& p, const std::string& bp, int g, std::string (&bv)[4][2]) {
+// bv[ii][j] for column 8 (4g + ii) + 2 (l%4) + j. A BF16 bias is widened exactly: its two
+// values of one 32-bit load moved to the upper halves of two f32.
+void load_bias(Ptx& p, const Common& c, const std::string& bp, int g, std::string (&bv)[4][2]) {
   for (int ii = 0; ii < 4; ++ii) {
     bv[ii][0] = p.reg('f');
     bv[ii][1] = p.reg('f');
-    p.op("ld.global.nc.v2.f32 {", bv[ii][0], ", ", bv[ii][1], "}, [", bp, "+", 32 * (4 * g + ii),
-         "]");
+    if (!c.bias_bf16) {
+      p.op("ld.global.nc.v2.f32 {", bv[ii][0], ", ", bv[ii][1], "}, [", bp, "+", 32 * (4 * g + ii),
+           "]");
+      continue;
+    }
+    const std::string w = p.reg('r'), lo = p.reg('r'), hi = p.reg('r');
+    p.op("ld.global.nc.b32 ", w, ", [", bp, "+", 16 * (4 * g + ii), "]");
+    p.op("shl.b32 ", lo, ", ", w, ", 16");
+    p.op("and.b32 ", hi, ", ", w, ", 0xFFFF0000");
+    p.op("mov.b32 ", bv[ii][0], ", ", lo);
+    p.op("mov.b32 ", bv[ii][1], ", ", hi);
   }
 }
 
@@ -666,7 +688,7 @@ void epilogue(Ptx& p, const Common& c, Activation act, const TileOut& o, int gro
   const int row_sets = c.l.pingpong ? 4 : 2;
   for (int g = 0; g < groups; ++g) {
     std::string bv[4][2];
-    load_bias(p, o.bp, g, bv);
+    load_bias(p, c, o.bp, g, bv);
     for (int rs = 0; rs < row_sets; ++rs) {
       std::string v[8];
       for (int ii = 0; ii < 4; ++ii)
@@ -697,12 +719,12 @@ constexpr int kGroups = Sm90GemmTile::kN / 32;  // column groups of a cooperativ
 std::string pv(int gi, int rs, int k) { return "%pv" + std::to_string(16 * gi + 8 * rs + k); }
 
 // Saves the deferred groups of the tile just computed (acc + bias) and its row addresses.
-void defer_groups(Ptx& p, const TileOut& o, const Deferred& df) {
+void defer_groups(Ptx& p, const Common& c, const TileOut& o, const Deferred& df) {
   p.comment("deferred epilogue: keep acc + bias of the last column groups");
   for (int gi = 0; gi < df.groups; ++gi) {
     const int g = kGroups - df.groups + gi;
     std::string bv[4][2];
-    load_bias(p, o.bp, g, bv);
+    load_bias(p, c, o.bp, g, bv);
     for (int rs = 0; rs < 2; ++rs)
       for (int ii = 0; ii < 4; ++ii)
         for (int j = 0; j < 2; ++j)
@@ -1155,7 +1177,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   } else {
     const TileOut o = tile_out(p, c, d, bias, n, m_blk, n_blk, row_t, quad);
     epilogue(p, c, act, o, l.tile_n / 32 - df.groups, b1, b0);
-    if (df.groups > 0) defer_groups(p, o, df);
+    if (df.groups > 0) defer_groups(p, c, o, df);
   }
   p.op("add.u32 ", unit, ", ", unit, ", ", unit_step);
   p.op("bra ", unit_loop);
@@ -1195,6 +1217,7 @@ std::string Sm90GemmConfig::name() const {
          (store_width != 16 && !l.tf32 ? "_w" + std::to_string(store_width) : "") +
          (split_division && (act == Activation::Gelu || act == Activation::Silu) ? "_rcp" : "") +
          (deferred_groups > 0 ? "_d" + std::to_string(deferred_groups) : "") +
+         (bias_dtype == DType::BF16 ? "_bias16" : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
 
@@ -1213,6 +1236,10 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
     fail<BackendError>(kOp, "group_rows ", config.group_rows, " (0 or more)");
   if (config.store_width != 8 && config.store_width != 16)
     fail<BackendError>(kOp, "store_width ", config.store_width, " (8 or 16)");
+  if (config.bias_dtype != DType::F32 &&
+      (config.bias_dtype != DType::BF16 || config.dtype != DType::BF16))
+    fail<BackendError>(kOp, "bias dtype ", dtype_name(config.bias_dtype),
+                       " (F32, or BF16 with BF16 operands)");
   if (config.deferred_groups < 0 || config.deferred_groups > kGroups ||
       (config.deferred_groups > 0 && (layout.pingpong || layout.tf32)))
     fail<BackendError>(kOp, "deferred_groups ", config.deferred_groups, " (0 .. ", kGroups,
@@ -1233,6 +1260,7 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   c.store_width = config.store_width;
   c.split_division = config.split_division;
   c.deferred_groups = config.deferred_groups;
+  c.bias_bf16 = config.bias_dtype == DType::BF16;
   const std::string tid = p.reg('r'), raw = p.reg('r'), up = p.reg('r'), first = p.reg('p');
   const std::string ma = p.reg('d'), mb = p.reg('d'), tmap_a = p.reg('d'), tmap_b = p.reg('d');
   c.smem = p.reg('r');
@@ -1423,14 +1451,21 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   CUtensorMap map_a{}, map_b{};
   sm90_gemm_tensor_maps(args, map_a, map_b);
 
+  if (args.bias_dtype != DType::F32 &&
+      (args.bias_dtype != DType::BF16 || args.dtype != DType::BF16))
+    fail<BackendLimitation>(kOp, "bias dtype ", dtype_name(args.bias_dtype), " with ",
+                            dtype_name(args.dtype), " operands (F32, or BF16 with BF16)");
   Sm90GemmConfig config = sm90_gemm_default_config(args.act, cluster, args.dtype);
+  config.bias_dtype = args.bias_dtype;
   if (args.kernel) {
     config = *args.kernel;
-    if (config.act != args.act || config.cluster != cluster || config.dtype != args.dtype)
-      fail<InvalidArgument>(
-          kOp, "the kernel's activation, cluster and dtype (", activation_name(config.act), ", ",
-          config.cluster, ", ", dtype_name(config.dtype), ") differ from the call's (",
-          activation_name(args.act), ", ", cluster, ", ", dtype_name(args.dtype), ")");
+    if (config.act != args.act || config.cluster != cluster || config.dtype != args.dtype ||
+        config.bias_dtype != args.bias_dtype)
+      fail<InvalidArgument>(kOp, "the kernel's activation, cluster, dtype and bias dtype (",
+                            activation_name(config.act), ", ", config.cluster, ", ",
+                            dtype_name(config.dtype), ", ", dtype_name(config.bias_dtype),
+                            ") differ from the call's (", activation_name(args.act), ", ", cluster,
+                            ", ", dtype_name(args.dtype), ", ", dtype_name(args.bias_dtype), ")");
   }
   config.ptx_major = dev.props().ptx_isa_major;
   config.ptx_minor = dev.props().ptx_isa_minor;
@@ -1459,8 +1494,11 @@ Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, 
   if (a.dim() != 2 || b.dim() != 2 || bias.dim() != 1)
     fail<InvalidArgument>(kOp, "needs a [m, k], b [k, n] and bias [n]");
   const DType dt = a.dtype();
-  if ((dt != DType::BF16 && dt != DType::F32) || b.dtype() != dt || bias.dtype() != DType::F32)
-    fail<DTypeMismatch>(kOp, "needs a and b both BF16 or both F32, and an F32 bias");
+  if ((dt != DType::BF16 && dt != DType::F32) || b.dtype() != dt ||
+      (bias.dtype() != DType::F32 && (bias.dtype() != DType::BF16 || dt != DType::BF16)))
+    fail<DTypeMismatch>(kOp,
+                        "needs a and b both BF16 or both F32, and an F32 bias (or BF16 "
+                        "with BF16 operands)");
   const Device dev = a.device();
   if (dev.type != DeviceType::Cuda || b.device() != dev || bias.device() != dev)
     fail<DeviceMismatch>(kOp, "needs every operand on one CUDA device");
@@ -1482,7 +1520,8 @@ Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, 
                                                           .max_ctas = max_ctas,
                                                           .cluster = cluster,
                                                           .kernel = kernel,
-                                                          .dtype = dt});
+                                                          .dtype = dt,
+                                                          .bias_dtype = bias.dtype()});
   return out;
 }
 

@@ -2,7 +2,7 @@
 //
 //   D[M, N] = act(A[M, K] @ B[K, N] + bias[N])
 //
-// A and B row-major BF16, bias F32, D row-major BF16, accumulation in f32, act one of
+// A and B row-major BF16, bias F32 or BF16, D row-major BF16, accumulation in f32, act one of
 // None, Relu, Gelu (tanh form), Silu, evaluated in f32 with one rounding to BF16. Or, the
 // TF32 form (Sm90GemmConfig::dtype F32): A, B and D F32, the products on TF32 tensor cores.
 //
@@ -131,9 +131,13 @@ struct Sm90GemmConfig {
   DType dtype = DType::BF16;
   // Cooperative BF16 only: the epilogue of the tile's last `deferred_groups` column groups
   // of 32 (0 .. 8) waits in registers as acc + bias (16 per group and thread) and runs
-  // while the next tile's products do, one row set of one group per k block; the CTA's
-  // last tile's before it exits.
+  // while the next tile's products do, one row set of one group per k block (every unit
+  // left in the last one); the CTA's last tile's before it exits. Up to 5 fit beside the
+  // accumulators without spills.
   int deferred_groups = 0;
+  // The bias's dtype: F32, or BF16 (BF16 operands only), widened in the kernel; "_bias16"
+  // in the name.
+  DType bias_dtype = DType::F32;
 
   // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp" (the
   // defaults; "_w8" for 8-byte stores, "_rcp" for split division where the activation
@@ -153,7 +157,7 @@ Sm90GemmLayout sm90_gemm_layout(const Sm90GemmConfig& config);
 
 // The PTX module (`.target sm_90a`) with the kernel `config.name()`. Its parameters, in
 // order: tensor map of A (128 bytes), tensor map of B (128 bytes), D (u64 address), bias
-// (u64 address of F32), N (u32, D's row stride in elements), tiles along N (u32: N /
+// (u64 address of config.bias_dtype), N (u32, D's row stride in elements), tiles along N (u32: N /
 // layout's tile_n), work units (u32: tiles / cluster; a unit is `cluster` tiles stacked
 // along M), K blocks of 64 (u32). Launch with Sm90GemmTile::kThreads threads,
 // sm90_gemm_layout(config).shared_bytes bytes of dynamic shared memory and a grid of a
@@ -166,19 +170,21 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config);
 struct Sm90GemmArgs {
   uint64_t a = 0;     // [m, k] of `dtype`
   uint64_t b = 0;     // [k, n] of `dtype`
-  uint64_t bias = 0;  // F32 [n]
+  uint64_t bias = 0;  // [n] of bias_dtype
   uint64_t d = 0;     // [m, n] of `dtype`
   int64_t m = 0, n = 0, k = 0;
   Activation act = Activation::None;
   int max_ctas = 0;  // grid size cap; 0: one CTA per SM (tests use 1 to run many tiles per CTA)
-  // 1 or 2 (Sm90GemmConfig::cluster); 0: BF16 2 where m % 256 == 0, else 1; F32 1 (on an
-  // H200 at 8192 x 4096 x 4096 the cooperative TF32 kernel took 1.4-5% longer with
-  // clusters of 2 back to back and within 0.8% either way from an idle GPU).
+  // 1 or 2 (Sm90GemmConfig::cluster); 0: 1. At 8192 x 4096 x 4096 clusters of 2 took
+  // 0.5-1.8% longer for the default BF16 kernel (H100 and H200, from an idle GPU), and on
+  // an H200 1.4-5% longer for the cooperative TF32 kernel back to back (within 0.8% either
+  // way from an idle GPU).
   int cluster = 0;
   // The kernel to run (its act must be `act`, its cluster the one sm90_gemm_cluster
   // chooses); null: sm90_gemm_default_config's.
   const Sm90GemmConfig* kernel = nullptr;
-  DType dtype = DType::BF16;  // of a, b and d: BF16, or F32 multiplied as TF32
+  DType dtype = DType::BF16;      // of a, b and d: BF16, or F32 multiplied as TF32
+  DType bias_dtype = DType::F32;  // F32, or BF16 with BF16 operands
 };
 
 // The cluster size sm90_gemm_bias_act uses for args.
@@ -199,8 +205,16 @@ int sm90_gemm_cluster(const Sm90GemmArgs& args);
 //     1.09 (per-round medians); ping-pong Gelu 1.20-1.23, Silu 1.09.
 // A ping-pong tile loads its stages for half as many outputs as a cooperative one; only on
 // the H200 at its power limit did the overlap of its epilogue pay for that. The cooperative
-// epilogue does not overlap the products: Gelu and Silu take two MUFU operations per value
-// (ex2, rcp), about 4% of a tile's time.
+// epilogue itself does not overlap the products: Gelu and Silu take two MUFU operations per
+// value (ex2, rcp), about 4% of a tile's time. The figures above are without a deferred
+// epilogue; the default BF16 kernel defers 5 of its 8 column groups (deferred_groups), clusters
+// of 1 (d0, d4, d5: deferred groups; probe --variants --gap-ms 50, from an idle GPU):
+//   H100: None d0 1.015, d4 1.007, d5 1.002; Gelu 1.051, 1.028, 1.025; Silu 1.046, 1.027,
+//     1.021 (back to back: Gelu d0 1.100, d5 1.036; Silu 1.081, 1.037);
+//   H200: None 1.018, 1.010, 1.007; Gelu 1.048, 1.028, 1.026; Silu 1.037, 1.020, 1.018.
+// With 4 column groups in registers and 2 more in shared memory, or all 8 (4 in shared
+// memory) with 3 stages, Gelu and Silu ran no faster than d5 (1.027-1.028, and 1.041-1.042
+// with 3 stages, H100); 6 groups in registers spill.
 Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype);
 
 // Whether `dev` can run the kernel: compute capability 9.0, a driver with PTX ISA 8.0 or
@@ -225,8 +239,8 @@ void sm90_gemm_tensor_maps(const Sm90GemmArgs& args, CUtensorMap& map_a, CUtenso
 void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args);
 
 // The same on tensors: a [m, k] and b [k, n] both BF16 or both F32 (TF32 products), bias
-// F32 [n], all contiguous on one CUDA device. Returns D, a new [m, n] tensor of a's dtype.
-// `kernel` as in Sm90GemmArgs.
+// [n] F32 (or BF16 with BF16 operands), all contiguous on one CUDA device. Returns D, a new
+// [m, n] tensor of a's dtype. `kernel` as in Sm90GemmArgs.
 Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act,
                           int max_ctas = 0, int cluster = 0,
                           const Sm90GemmConfig* kernel = nullptr);
