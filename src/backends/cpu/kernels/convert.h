@@ -224,7 +224,22 @@ inline __m512 widen_b16x16(const uint16_t* p) {
   const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
   return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
 }
+// Whether this CPU has AVX512-BF16, whose vcvtneps2bf16 narrows 16 floats in one
+// instruction: rounding to nearest even and quieting a NaN exactly as the bit pattern
+// code below does, but flushing subnormal inputs to zero, so a vector holding one takes
+// the bit pattern code. The instruction is written as assembly: a function compiled for
+// the extension could not be inlined into these kernels, which are compiled without it.
+inline const bool kCpuHasAvx512Bf16 = [] {
+  __builtin_cpu_init();  // a static initializer may run before libgcc's own
+  return __builtin_cpu_supports("avx512bf16") != 0;
+}();
 inline void narrow_b16x16(__m512 x, uint16_t* p) {
+  if (kCpuHasAvx512Bf16 && _mm512_fpclass_ps_mask(x, 0x20) == 0) {  // 0x20: subnormal
+    __m256i r;
+    asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
+    _mm256_storeu_si256((__m256i*)p, r);
+    return;
+  }
   const __m512i u = _mm512_castps_si512(x);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
   __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
