@@ -265,8 +265,8 @@ TEST(Cast, F32ToBF16BitPatterns) {
       raw_bits(cast(Tensor::from_vector<float>(v, {int64_t(v.size())}), DType::BF16));
   for (size_t i = 0; i < v.size(); ++i) {
     const uint32_t u = bits[i];
-    const uint64_t want = std::isnan(v[i]) ? uint64_t((u >> 16) | 0x40u)
-                                           : uint64_t(round_small(LD(v[i]), 7, 8));
+    const uint64_t want =
+        std::isnan(v[i]) ? uint64_t((u >> 16) | 0x40u) : uint64_t(round_small(LD(v[i]), 7, 8));
     ASSERT_EQ(got[i], want) << "F32 bits 0x" << std::hex << u << " (element " << std::dec << i
                             << ")";
   }
