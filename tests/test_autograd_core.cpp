@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "numr/autograd.h"
 #include "support/gradcheck.h"
@@ -136,6 +137,102 @@ TEST(AutogradCore, HookFiresOncePerBackwardEvenThroughCheckpoint) {
   const auto o = checkpoint([](const std::vector<Var>& v) -> std::vector<Var> { return {v[0] * v[0]}; }, {x});
   backward(sum(o[0] + x));
   EXPECT_EQ(calls, 1);
+}
+
+TEST(AutogradCore, CheckpointOfAVarPassedTwice) {
+  // d/dx sum(x * x) = 2x, with or without the checkpoint, for a leaf and an inner Var.
+  Var x(vec({0.3, -1.2, 2.0}), true);
+  const auto square_of = [](const std::vector<Var>& in) -> std::vector<Var> {
+    return {in[0] * in[1]};
+  };
+  EXPECT_EQ(backward(sum(checkpoint(square_of, {x, x})[0]))[x].to_vector<double>(),
+            (std::vector<double>{0.6, -2.4, 4.0}));
+  const Var h = x * 1.0;
+  EXPECT_EQ(backward(sum(checkpoint(square_of, {h, h})[0]))[x].to_vector<double>(),
+            (std::vector<double>{0.6, -2.4, 4.0}));
+}
+
+TEST(AutogradCore, CheckpointRejectsVarsThatBypassItsInputs) {
+  // A parameter captured by f would get no gradient from the recomputed graph.
+  Var w(vec({0.5, -0.5, 2.0}), true);
+  Var x(vec({1.0, 2.0, 3.0}), true);
+  const Tensor c = vec({1.0, 1.0, 1.0});
+  const auto scaled = [w](const std::vector<Var>& in) -> std::vector<Var> { return {in[0] * w}; };
+  EXPECT_THROW(checkpoint(scaled, {x}), InvalidArgument);
+  EXPECT_THROW(checkpoint(scaled, {Var(c, false)}), InvalidArgument);
+  // Passed as an input, it gets its gradient; with recording off there is nothing to lose.
+  const auto both = [](const std::vector<Var>& in) -> std::vector<Var> { return {in[0] * in[1]}; };
+  const Gradients g = backward(sum(checkpoint(both, {x, w})[0]));
+  EXPECT_EQ(g[w].to_vector<double>(), (std::vector<double>{1.0, 2.0, 3.0}));
+  NoGradGuard off;
+  EXPECT_NO_THROW(checkpoint(scaled, {x}));
+}
+
+TEST(AutogradCore, HookFiresWhenANodeOnAnotherPathGetsNoGradient) {
+  // z reaches the loss directly and through h, whose checkpoint output the loss ignores.
+  Var x(vec({1.0, 2.0}), true), z(vec({3.0, 4.0}), true);
+  int calls = 0;
+  z.register_hook([&](const Tensor&) { ++calls; });
+  const Var h = z * 3.0;
+  const auto out = checkpoint(
+      [](const std::vector<Var>& in) -> std::vector<Var> {
+        return {in[0] * 2.0, in[1] * 2.0};
+      },
+      {x, h});
+  const Gradients g = backward(sum(out[0]) + sum(z));
+  EXPECT_EQ(g[z].to_vector<double>(), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(AutogradCore, PowGradientsAtZeroBase) {
+  // As PyTorch: d/da a^b is 0 where b = 0, d/db is 0 where a = 0 and b >= 0.
+  Var a(vec({0.0, 0.0, 2.0}), true), b(vec({2.0, 0.0, 3.0}), true);
+  const Gradients g = backward(sum(pow(a, b)));
+  EXPECT_EQ(g[a].to_vector<double>(), (std::vector<double>{0.0, 0.0, 12.0}));
+  const auto db = g[b].to_vector<double>();
+  EXPECT_EQ(db[0], 0.0);
+  EXPECT_EQ(db[1], 0.0);
+  EXPECT_NEAR(db[2], 8.0 * std::log(2.0), 1e-15);
+  Var x(vec({0.0, 1.0}), true);
+  EXPECT_EQ(backward(sum(pow_scalar(x, 0.0)))[x].to_vector<double>(),
+            (std::vector<double>{0.0, 0.0}));
+  EXPECT_EQ(test::gradcheck([](const std::vector<Var>& v) { return pow(v[0], v[1]); },
+                            {vec({0.5, 1.5}), vec({2.0, -0.5})}),
+            "");
+}
+
+TEST(AutogradCore, CreateGraphGivesThePlainFirstDerivativeAtInfinities) {
+  // A non-finite activation derivative is 0 on both paths (at x = +-inf the composed
+  // forms meet 0 * inf).
+  const Tensor t = vec({-INFINITY, 1.0, INFINITY});
+  const Var one(vec({1.0, 1.0, 1.0}), false);
+  const std::vector<std::function<Var(const Var&)>> fs = {
+      [](const Var& v) { return silu(v); }, [](const Var& v) { return gelu(v); },
+      [&](const Var& v) { return silu_mul(v, one); },
+      [&](const Var& v) { return gelu_mul(v, one); }};
+  for (const auto& f : fs) {
+    Var x(t, true), y(t, true);
+    const auto plain = backward(sum(f(x)))[x].to_vector<double>();
+    const auto graph = backward(sum(f(y)), {.create_graph = true})[y].tensor().to_vector<double>();
+    EXPECT_EQ(plain[0], 0.0);
+    EXPECT_EQ(plain[2], 0.0);
+    EXPECT_EQ(graph, plain);
+  }
+}
+
+TEST(AutogradCore, StdOfConstantValuesHasGradientZero) {
+  Var x(vec({2.0, 2.0, 2.0}), true);
+  EXPECT_EQ(backward(std(x))[x].to_vector<double>(), (std::vector<double>{0.0, 0.0, 0.0}));
+  Var y(vec({1.0, 3.0}), true);
+  const auto gy = backward(std(y))[y].to_vector<double>();  // std = sqrt(2): +-1 / sqrt(2)
+  EXPECT_NEAR(gy[0], -1.0 / std::sqrt(2.0), 1e-15);
+  EXPECT_NEAR(gy[1], 1.0 / std::sqrt(2.0), 1e-15);
+}
+
+TEST(AutogradCore, CumsumOfAZeroDimTensor) {
+  Var x(Tensor::from_vector<double>({0.7}, {}), true);
+  EXPECT_EQ(backward(cumsum(x, 0) * 3.0)[x].item<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(backward(cumprod(x, -1) * 3.0)[x].item<double>(), 3.0);
 }
 
 }  // namespace

@@ -77,6 +77,29 @@ TEST(Factory, FullErrors) {
   expect_error<InvalidArgument>([] { full({2}, NAN, DType::I64); }, "full");
   expect_error<InvalidArgument>([] { zeros({2, -1}); }, "zeros");
   expect_error<InvalidArgument>([] { ones({-3}); }, "ones");
+  // 2^63 itself is one past INT64_MAX (which a double cannot hold).
+  expect_error<InvalidArgument>([] { full({1}, 0x1p63, DType::I64); }, "full");
+  EXPECT_EQ(full({1}, -0x1p63, DType::I64).item<int64_t>(), INT64_MIN);
+  expect_error<InvalidArgument>([] { full({1}, 0x1p31, DType::I32); }, "full");
+}
+
+TEST(Factory, ShapesBeyondTheElementLimit) {
+  // Element counts that overflow int64_t, or exceed 2^60, are errors, not wrapped counts.
+  const int64_t big = (int64_t(1) << 62) + 1;
+  expect_error<InvalidArgument>([&] { zeros({big, 4}); }, "zeros");
+  expect_error<InvalidArgument>([&] { zeros({3, int64_t(1) << 62}); }, "zeros");
+  expect_error<InvalidArgument>([&] { full({int64_t(1) << 31, int64_t(1) << 30}, 1.0); }, "full");
+  expect_error<InvalidArgument>([] { eye(int64_t(1) << 32); }, "eye");
+  expect_error<InvalidArgument>(
+      [] {
+        Tensor::empty({int64_t(1) << 40, int64_t(1) << 40}, DType::U8);
+      },
+      "empty");
+  Generator g(1);
+  expect_error<InvalidArgument>([&] { rand({big, 4}, DType::F32, Device::cpu(), g); }, "rand");
+  EXPECT_EQ(g.offset(), 0u);
+  // A zero extent makes an empty tensor whatever the other extents.
+  EXPECT_EQ(zeros({0, int64_t(1) << 62, int64_t(1) << 62}).numel(), 0);
 }
 
 // The specified sequences round each product before the add (no fused multiply-add).
@@ -123,6 +146,13 @@ TEST(Factory, ArangeDetails) {
   EXPECT_EQ(arange(0, 5, -1, DType::F32).numel(), 0);
   EXPECT_EQ(arange(0, 5).dtype(), DType::F32);
   expect_error<InvalidArgument>([] { arange(0, 5, 0); }, "arange");
+  // Integers beyond 2^53 are not all doubles: not computed in double.
+  expect_error<InvalidArgument>([] { arange(0x1p53, 0x1p53 + 4, 1, DType::I64); }, "arange");
+  EXPECT_EQ(arange(0x1p53 - 2, 0x1p53, 1, DType::I64).to_vector<int64_t>(),
+            (std::vector<int64_t>{(int64_t(1) << 53) - 2, (int64_t(1) << 53) - 1}));
+  EXPECT_EQ(arange(-0x1p53, -0x1p53 + 4, 3, DType::I64).to_vector<int64_t>(),
+            (std::vector<int64_t>{-(int64_t(1) << 53), -(int64_t(1) << 53) + 3}));
+  expect_error<InvalidArgument>([] { arange(0, 0x1p31 + 1, 1, DType::I32); }, "arange");
   expect_error<InvalidArgument>([] { arange(0.5, 5, 1, DType::I32); }, "arange");
   expect_error<InvalidArgument>([] { arange(0, 5, 1.5, DType::I64); }, "arange");
   expect_error<InvalidArgument>([] { arange(0, 300, 1, DType::U8); }, "arange");
@@ -375,7 +405,21 @@ TEST(Factory, RandomErrors) {
   expect_error<InvalidArgument>([&] { randint(0, 257, {2}, DType::U8, cpu, g); }, "randint");
   expect_error<InvalidArgument>([&] { randint(-1, 5, {2}, DType::U8, cpu, g); }, "randint");
   expect_error<InvalidArgument>([&] { rand({-1}, DType::F32, cpu, g); }, "rand");
+  // Floating dtypes take ranges of integers they all hold exactly: a draw rounded to high,
+  // or to infinity, would break [low, high).
+  expect_error<InvalidArgument>([&] { randint(256, 260, {2}, DType::BF16, cpu, g); }, "randint");
+  expect_error<InvalidArgument>([&] { randint(0, 100000, {2}, DType::F16, cpu, g); }, "randint");
+  expect_error<InvalidArgument>([&] { randint(-2049, 0, {2}, DType::F16, cpu, g); }, "randint");
+  expect_error<InvalidArgument>([&] { randint(0, (1 << 24) + 2, {2}, DType::F32, cpu, g); },
+                                "randint");
   EXPECT_EQ(g.offset(), 0u);  // failed calls draw nothing
+  for (const Tensor& t : {randint(-256, 257, {4096}, DType::BF16, cpu, g),
+                          randint(-2048, 2049, {4096}, DType::F16, cpu, g)})
+    for (float v : t.cast(DType::F32).to_vector<float>()) {
+      ASSERT_GE(v, t.dtype() == DType::BF16 ? -256.f : -2048.f);
+      ASSERT_LE(v, t.dtype() == DType::BF16 ? 256.f : 2048.f);
+      ASSERT_EQ(v, std::floor(v));
+    }
   // The full U8 range is allowed.
   EXPECT_NO_THROW(randint(0, 256, {4}, DType::U8, cpu, g));
 }

@@ -46,6 +46,20 @@ TEST(Optim, AdamWMatchesTheFormula) {
   EXPECT_EQ(opt.steps(), 3);
 }
 
+TEST(Optim, AdamWCorrectsEachParameterForItsOwnUpdates) {
+  // q gets no gradient in the first two steps: its first update is a first step's
+  // (m / (1 - beta1) = g, v / (1 - beta2) = g^2: a move of lr * g / (|g| + eps)).
+  Var p(Tensor::from_vector<double>({1.0}, {1}), true);
+  Var q(Tensor::from_vector<double>({1.0}, {1}), true);
+  AdamW opt({p, q}, {.lr = 0.1, .weight_decay = 0.0});
+  opt.step(backward(sum(p * 2.0)));
+  opt.step(backward(sum(p * 2.0)));
+  EXPECT_EQ(q.tensor().item<double>(), 1.0);  // untouched without a gradient
+  opt.step(backward(sum(p * 2.0) + sum(q * 2.0)));
+  EXPECT_NEAR(q.tensor().item<double>(), 1.0 - 0.1 * 2.0 / (2.0 + 1e-8), 1e-15);
+  EXPECT_EQ(opt.steps(), 3);
+}
+
 TEST(Optim, AdamWFitsALinearModel) {
   Generator gen(3);
   const Tensor x = randn({256, 4}, DType::F32, Device::cpu(), gen);

@@ -233,6 +233,13 @@ TEST(View, HostTransferErrors) {
   expect_error<InvalidArgument>([&] { x.item<float>(); }, "item");
   expect_error<InvalidArgument>([] { Tensor().to_vector<float>(); }, "to_vector");
   EXPECT_EQ(Tensor::from_vector<int64_t>({7}, {}).item<int64_t>(), 7);
+  // Bool through std::vector<bool>, which packs bits.
+  const Tensor b = Tensor::from_vector(std::vector<bool>{true, false, true, true}, {2, 2});
+  EXPECT_EQ(b.dtype(), DType::Bool);
+  EXPECT_EQ(b.transpose(0, 1).to_vector<bool>(), (std::vector<bool>{true, true, false, true}));
+  EXPECT_TRUE(b.narrow(0, 1, 1).narrow(1, 1, 1).item<bool>());
+  EXPECT_FALSE(b.narrow(0, 0, 1).narrow(1, 1, 1).item<bool>());
+  expect_error<DTypeMismatch>([&] { x.to_vector<bool>(); }, "to_vector");
   EXPECT_EQ(Tensor::from_vector<double>({1, 2, 3, 4}, {2, 2}).transpose(0, 1).to_vector<double>(),
             (std::vector<double>{1, 3, 2, 4}));
 }

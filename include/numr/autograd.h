@@ -110,7 +110,10 @@ Gradients backward(const Var& loss);
 VarGradients backward(const Var& loss, const BackwardOptions& options);
 
 // Runs f without keeping its intermediate values; backward() runs f again (with
-// recording) to get them. Saves memory for the price of a second forward pass.
+// recording) to get them. Saves memory for the price of a second forward pass. Every Var
+// that requires grad and that f reads must come through `inputs`: one read from elsewhere
+// (a captured parameter) makes checkpoint throw InvalidArgument, since it would get no
+// gradient.
 std::vector<Var> checkpoint(const std::function<std::vector<Var>(const std::vector<Var>&)>& f,
                             const std::vector<Var>& inputs);
 

@@ -177,7 +177,9 @@ Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dtype = DTy
            Device device = Device::cpu());
 Tensor rand(const Shape& shape, DType dtype, Device device, Generator& gen);   // [0, 1)
 Tensor randn(const Shape& shape, DType dtype, Device device, Generator& gen);  // N(0, 1)
+// Integers in [low, high); for a floating dtype, every integer of the range must be one of
+// its values (|low|, |high - 1| <= 2^53 F64, 2^24 F32, 2^11 F16, 2^8 BF16).
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device,
-               Generator& gen);  // [low, high)
+               Generator& gen);
 
 }  // namespace numr

@@ -46,7 +46,9 @@ struct AdamWOptions {
   double weight_decay = 0.01;  // decoupled: p -= lr * weight_decay * p
 };
 
-// Adam with decoupled weight decay (Loshchilov & Hutter), bias-corrected moments.
+// Adam with decoupled weight decay (Loshchilov & Hutter), bias-corrected moments. A
+// parameter without a gradient in a step is left as it is; its moments are corrected for
+// the number of updates it has had (as PyTorch counts steps per parameter).
 class AdamW : public Optimizer {
  public:
   AdamW(std::vector<Var> params, AdamWOptions options);
@@ -57,6 +59,7 @@ class AdamW : public Optimizer {
   AdamWOptions opt_;
   int64_t t_ = 0;
   std::vector<Tensor> m_, v_;
+  std::vector<int64_t> updates_;  // per parameter
 };
 
 }  // namespace numr

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "numr/device.h"
@@ -47,7 +48,12 @@ class Tensor {
   template <class T>
   static Tensor from_vector(const std::vector<T>& data, const Shape& shape,
                             Device device = Device::cpu()) {
-    return from_host(data.data(), data.size(), dtype_of_v<T>, shape, device);
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> packs bits: one byte each
+      const std::vector<uint8_t> bytes(data.begin(), data.end());
+      return from_host(bytes.data(), bytes.size(), DType::Bool, shape, device);
+    } else {
+      return from_host(data.data(), data.size(), dtype_of_v<T>, shape, device);
+    }
   }
   static Tensor from_host(const void* data, size_t count, DType dtype, const Shape& shape,
                           Device device);
@@ -56,18 +62,30 @@ class Tensor {
   template <class T>
   std::vector<T> to_vector() const {
     check_host_type(dtype_of_v<T>, "to_vector");
-    std::vector<T> out(static_cast<size_t>(numel()));
-    copy_to_host(out.data());
-    return out;
+    if constexpr (std::is_same_v<T, bool>) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(numel()));
+      copy_to_host(bytes.data());
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> out(static_cast<size_t>(numel()));
+      copy_to_host(out.data());
+      return out;
+    }
   }
   // The value of a one-element tensor; T must be the tensor's dtype exactly.
   template <class T>
   T item() const {
     check_host_type(dtype_of_v<T>, "item");
     if (numel() != 1) fail<InvalidArgument>("item", "tensor has ", numel(), " elements, not 1");
-    T v{};
-    copy_to_host(&v);
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {
+      uint8_t byte = 0;
+      copy_to_host(&byte);
+      return byte != 0;
+    } else {
+      T v{};
+      copy_to_host(&v);
+      return v;
+    }
   }
   // The value of a one-element tensor of any dtype, converted to double.
   double item_double() const;

@@ -2,6 +2,8 @@
 // that runs recomputes f on the same inputs with recording on, and every output's rule
 // then differentiates the recomputed graph down to the inputs (and no further: the outer
 // pass continues from there).
+#include <algorithm>
+
 #include "autograd/node.h"
 
 namespace numr {
@@ -17,13 +19,23 @@ struct CheckpointState {
 std::vector<Var> checkpoint(const std::function<std::vector<Var>(const std::vector<Var>&)>& f,
                             const std::vector<Var>& inputs) {
   std::vector<Var> outs;
+  std::vector<uint64_t> read;  // Vars requiring grad that f read
   {
     NoGradGuard no_grad;
+    autograd::ReadProbe probe;
     outs = f(inputs);
+    read = probe.ids();
   }
+  if (!grad_enabled()) return outs;
+  // The recomputed graph is differentiated down to the inputs only: a Var that f reads
+  // from elsewhere (a captured parameter) would get no gradient.
+  for (uint64_t id : read)
+    if (std::none_of(inputs.begin(), inputs.end(), [&](const Var& v) { return v.id() == id; }))
+      fail<InvalidArgument>("checkpoint",
+                            "f reads a Var that requires grad but is not among the inputs; pass "
+                            "it as an input so that it gets its gradient");
   bool needs = false;
-  if (grad_enabled())
-    for (const Var& v : inputs) needs |= v.requires_grad();
+  for (const Var& v : inputs) needs |= v.requires_grad();
   if (!needs) return outs;
   auto state = std::make_shared<CheckpointState>(CheckpointState{f, inputs, {}});
   std::vector<Var> result;
@@ -39,8 +51,12 @@ std::vector<Var> checkpoint(const std::function<std::vector<Var>(const std::vect
           std::vector<Var> grads(state->inputs.size());
           if (!out.requires_grad()) return grads;
           auto found = autograd::run_backward({{out, g}}, grad_enabled(), state->inputs);
+          // A Var passed more than once gets its total once, at its first position.
           for (size_t i = 0; i < state->inputs.size(); ++i)
-            if (auto it = found.find(state->inputs[i].id()); it != found.end()) grads[i] = it->second;
+            if (auto it = found.find(state->inputs[i].id()); it != found.end()) {
+              grads[i] = it->second;
+              found.erase(it);
+            }
           return grads;
         }));
   }

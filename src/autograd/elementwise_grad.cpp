@@ -12,6 +12,7 @@ namespace numr {
 using autograd::constant;
 using autograd::mask_like;
 using autograd::record;
+using autograd::scalar_like;
 using autograd::sum_to;
 using autograd::zeros_like;
 
@@ -182,17 +183,13 @@ Var sigmoid(const Var& x) {
 Var silu(const Var& x) {
   return unary("silu", x, silu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     if (!grad_enabled()) return constant(silu_bwd(g.tensor(), in.tensor()));
-    const Var s = sigmoid(in);
-    return g * s * (1.0 + in * (1.0 - s));
+    return g * autograd::silu_derivative(in);
   });
 }
 Var gelu(const Var& x) {
-  // gelu(x) = x * s, s = sigmoid(k (x + c x^3)); d/dx = s + x s (1 - s) k (1 + 3 c x^2).
   return unary("gelu", x, gelu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     if (!grad_enabled()) return constant(gelu_bwd(g.tensor(), in.tensor()));
-    constexpr double k = 2 * 0.7978845608028654, c = 0.044715;
-    const Var s = sigmoid(k * (in + c * in * square(in)));
-    return g * (s + in * s * (1.0 - s) * (k * (1.0 + 3.0 * c * square(in))));
+    return g * autograd::gelu_derivative(in);
   });
 }
 Var softplus(const Var& x) {
@@ -261,7 +258,15 @@ Var div(const Var& a, const Var& b) {
 Var pow(const Var& a, const Var& b) {
   return binary("pow", a, b, pow(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node& n) {
-                  return std::pair{g * y * pow(x, y - 1.0), g * n.output() * log(x)};
+                  // As PyTorch: d/dx is 0 where y = 0 (not 0 * x^-1, NaN at x = 0), d/dy
+                  // 0 where x = 0 and y >= 0 (not 0 * log 0).
+                  const Tensor zero = zeros({}, x.dtype(), x.device());
+                  const Var dx = where_cond(constant(eq(y.tensor(), zero)), scalar_like(g, 0.0),
+                                            g * y * pow(x, y - 1.0));
+                  const Var dy =
+                      where_cond(constant(logical_and(eq(x.tensor(), zero), ge(y.tensor(), zero))),
+                                 scalar_like(g, 0.0), g * n.output() * log(x));
+                  return std::pair{dx, dy};
                 });
 }
 Var maximum(const Var& a, const Var& b) {
@@ -331,6 +336,7 @@ Var div_scalar(const Var& x, double s) {
 Var pow_scalar(const Var& x, double s) {
   return unary("pow_scalar", x, pow_scalar(x.tensor(), s),
                [s](const Var& g, const Var& in, const Node&) {
+                 if (s == 0) return zeros_like(g);  // not 0 * x^-1, NaN at x = 0
                  return g * (s * pow_scalar(in, s - 1.0));
                });
 }

@@ -77,10 +77,19 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
     const Tensor& g = grads.at(leaf.id()).tensor();
     for (const auto& hook : AutogradAccess::hooks(leaf)) hook(g);
   };
+  // One contribution to an end input has come (or, from a node that got no gradient,
+  // will not come); the last one fires the leaf's hooks.
+  auto settle = [&](const Var& in) {
+    if (--pending[in.id()] == 0 && in.is_leaf() && grads.count(in.id())) fire_hooks(in);
+  };
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     auto found = grads.find(node->output_id());
-    if (found == grads.end()) continue;
+    if (found == grads.end()) {
+      for (const Var& in : node->inputs())
+        if (in.requires_grad() && is_end(in)) settle(in);
+      continue;
+    }
     const Var g = found->second;
     grads.erase(found);
     const std::vector<Var> in_grads = node->apply(g);
@@ -97,8 +106,7 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
                              shape_str(in.shape()));
         accumulate(in, in_grads[i]);
       }
-      if (is_end(in) && --pending[in.id()] == 0 && in.is_leaf() && grads.count(in.id()))
-        fire_hooks(in);
+      if (is_end(in)) settle(in);
     }
   }
   // A seed that is itself a leaf has no node; its hooks fire now.

@@ -34,14 +34,7 @@ Grads fused_grads(const Tensor& grad, const Node& n, const Tensor& saved, Activa
 
 // act'(x) as Var ops, for the activations whose derivative needs the pre-activation.
 Var preactivation_derivative(const Var& x, Activation act) {
-  if (act == Activation::Silu) {
-    const Var s = sigmoid(x);
-    return s * (1.0 + x * (1.0 - s));
-  }
-  // Gelu (tanh form): x * s with s = sigmoid(k (x + c x^3)).
-  constexpr double k = 2 * 0.7978845608028654, c = 0.044715;
-  const Var s = sigmoid(k * (x + c * x * square(x)));
-  return s + x * s * (1.0 - s) * (k * (1.0 + 3.0 * c * square(x)));
+  return act == Activation::Silu ? autograd::silu_derivative(x) : autograd::gelu_derivative(x);
 }
 
 // grad * act'(pre) written with the output y = act(pre), which has history, for the

@@ -15,10 +15,7 @@ namespace {
 using Grads = std::vector<Var>;
 
 // act'(x) composed from Var ops (differentiable).
-Var silu_grad_var(const Var& x) {
-  const Var s = sigmoid(x);
-  return s * (1.0 + x * (1.0 - s));
-}
+Var silu_grad_var(const Var& x) { return autograd::silu_derivative(x); }
 Var sigmoid_grad_var(const Var& x) {
   const Var s = sigmoid(x);
   return s * (1.0 - s);
@@ -26,11 +23,7 @@ Var sigmoid_grad_var(const Var& x) {
 Var relu_grad_var(const Var& x) {
   return mask_like(gt(x.tensor(), zeros({}, x.dtype(), x.device())), x);
 }
-Var gelu_grad_var(const Var& x) {
-  constexpr double k = 2 * 0.7978845608028654, c = 0.044715;
-  const Var s = sigmoid(k * (x + c * x * square(x)));
-  return s + x * s * (1.0 - s) * (k * (1.0 + 3.0 * c * square(x)));
-}
+Var gelu_grad_var(const Var& x) { return autograd::gelu_derivative(x); }
 
 template <class Fwd, class Bwd, class ActVar, class GradVar>
 Var gate(std::string_view name, const Var& a, const Var& b, Fwd fwd, Bwd bwd, ActVar act,

@@ -60,6 +60,21 @@ namespace autograd {
 // input requires grad; otherwise a constant.
 Var record(std::string_view name, Tensor value, std::vector<Var> inputs, Node::Rule rule);
 
+// While alive, collects the ids of the Vars that require grad which ops read with
+// recording off (checkpoint's forward); hands them on to an enclosing probe.
+class ReadProbe {
+ public:
+  ReadProbe();
+  ~ReadProbe();
+  ReadProbe(const ReadProbe&) = delete;
+  ReadProbe& operator=(const ReadProbe&) = delete;
+  const std::vector<uint64_t>& ids() const { return ids_; }
+
+ private:
+  std::vector<uint64_t> ids_;
+  std::vector<uint64_t>* previous_;
+};
+
 // Turns recording on or off for its lifetime.
 class GradModeGuard {
  public:

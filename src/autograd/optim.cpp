@@ -32,7 +32,11 @@ void Sgd::step(const Gradients& g) {
 }
 
 AdamW::AdamW(std::vector<Var> params, AdamWOptions options)
-    : Optimizer(std::move(params)), opt_(options), m_(params_.size()), v_(params_.size()) {
+    : Optimizer(std::move(params)),
+      opt_(options),
+      m_(params_.size()),
+      v_(params_.size()),
+      updates_(params_.size(), 0) {
   if (!(opt_.lr > 0) || !(opt_.beta1 >= 0 && opt_.beta1 < 1) || !(opt_.beta2 >= 0 && opt_.beta2 < 1) ||
       !(opt_.eps > 0) || opt_.weight_decay < 0)
     fail<InvalidArgument>("adamw", "need lr > 0, 0 <= betas < 1, eps > 0, weight_decay >= 0");
@@ -41,12 +45,15 @@ AdamW::AdamW(std::vector<Var> params, AdamWOptions options)
 void AdamW::step(const Gradients& g) {
   NoGradGuard no_grad;
   ++t_;
-  const double c1 = 1.0 - std::pow(opt_.beta1, double(t_));
-  const double c2 = 1.0 - std::pow(opt_.beta2, double(t_));
   for (size_t i = 0; i < params_.size(); ++i) {
     Var& p = params_[i];
     if (!g.contains(p)) continue;
     const Tensor& d = g[p];
+    // The moments are corrected for the updates this parameter has had, which are fewer
+    // than the steps where it got no gradient in some.
+    const int64_t t = ++updates_[i];
+    const double c1 = 1.0 - std::pow(opt_.beta1, double(t));
+    const double c2 = 1.0 - std::pow(opt_.beta2, double(t));
     if (!m_[i].defined()) {
       m_[i] = zeros(d.shape(), d.dtype(), d.device());
       v_[i] = zeros(d.shape(), d.dtype(), d.device());

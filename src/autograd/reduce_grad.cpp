@@ -9,6 +9,7 @@ namespace numr {
 
 using autograd::constant;
 using autograd::record;
+using autograd::scalar_like;
 using autograd::zeros_like;
 
 namespace {
@@ -58,7 +59,10 @@ Var extreme(std::string_view name, const Var& x, Tensor value, const std::vector
 }
 
 // Sums g from the last element back to each element along dim.
-Var reverse_cumsum(const Var& g, int64_t dim) { return flip(cumsum(flip(g, {dim}), dim), {dim}); }
+Var reverse_cumsum(const Var& g, int64_t dim) {
+  if (g.dim() == 0) return g;  // a 0-d tensor's cumsum is itself
+  return flip(cumsum(flip(g, {dim}), dim), {dim});
+}
 
 }  // namespace
 
@@ -146,14 +150,19 @@ Var var(const Var& x, const std::vector<int64_t>& dims, int64_t correction, bool
 }
 
 Var std(const Var& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
-  // d std / d x_i = (x_i - mean) / ((n - correction) std).
+  // d std / d x_i = (x_i - mean) / ((n - correction) std); 0 where std is 0 (constant
+  // values: 0 / 0), as in PyTorch.
   return record("std", std(x.tensor(), dims, correction, keepdim), {x},
                 [dims, correction](const Var& g, const Node& n) -> Grads {
                   const Var& in = n.input(0);
                   const auto ds = ops::reduce_dims("std", dims, in.dim());
                   const double denom = double(reduced_count(in.shape(), ds) - correction);
                   const Var centered = in - mean(in, ds, /*keepdim=*/true);
-                  return {expand_reduced(g / n.output(), in.shape(), ds) * centered / denom};
+                  const Var y = n.output();
+                  const Var g_over_y =
+                      where_cond(constant(eq(y.tensor(), zeros({}, y.dtype(), y.device()))),
+                                 scalar_like(g, 0.0), g / y);
+                  return {expand_reduced(g_over_y, in.shape(), ds) * centered / denom};
                 });
 }
 

@@ -78,10 +78,24 @@ GradModeGuard::GradModeGuard(bool enabled) : previous_(tl_grad_enabled) {
 }
 GradModeGuard::~GradModeGuard() { tl_grad_enabled = previous_; }
 
+namespace {
+thread_local std::vector<uint64_t>* tl_reads = nullptr;  // the innermost ReadProbe's ids
+}  // namespace
+
+ReadProbe::ReadProbe() : previous_(tl_reads) { tl_reads = &ids_; }
+ReadProbe::~ReadProbe() {
+  tl_reads = previous_;
+  if (previous_) previous_->insert(previous_->end(), ids_.begin(), ids_.end());
+}
+
 Var record(std::string_view name, Tensor value, std::vector<Var> inputs, Node::Rule rule) {
   bool needs = false;
-  if (tl_grad_enabled)
+  if (tl_grad_enabled) {
     for (const Var& v : inputs) needs |= v.requires_grad();
+  } else if (tl_reads) {
+    for (const Var& v : inputs)
+      if (v.requires_grad()) tl_reads->push_back(v.id());
+  }
   if (!needs || !is_floating(value.dtype())) return Var(std::move(value), false);
   return Var::from_node(std::move(value),
                         std::make_shared<Node>(name, std::move(inputs), std::move(rule)));

@@ -12,6 +12,20 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+int64_t checked_numel(std::string_view op, const Shape& shape) {
+  bool empty = false;
+  for (int64_t s : shape) {
+    if (s < 0) fail<InvalidArgument>(op, "negative extent in shape ", shape_str(shape));
+    empty = empty || s == 0;
+  }
+  if (empty) return 0;
+  int64_t n = 1;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n) || n > kMaxNumel)
+      fail<InvalidArgument>(op, "shape ", shape_str(shape), " has more than 2^60 elements");
+  return n;
+}
+
 Strides contiguous_strides(const Shape& shape) {
   Strides st(shape.size());
   int64_t acc = 1;

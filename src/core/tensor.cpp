@@ -24,10 +24,9 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
       dtype_(dtype) {}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  for (int64_t s : shape)
-    if (s < 0) fail<InvalidArgument>("empty", "negative extent in shape ", shape_str(shape));
+  const int64_t numel = checked_numel("empty", shape);
   Backend& be = backend_for(device);
-  const size_t bytes = size_t(shape_numel(shape)) * dtype_size(dtype);
+  const size_t bytes = size_t(numel) * dtype_size(dtype);
   auto storage = std::make_shared<Storage>(&be, bytes);
   if (poison_allocations() && bytes > 0) be.fill_bytes(storage->handle(), bytes, 0x5A);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
@@ -35,9 +34,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shape& shape,
                          Device device) {
-  for (int64_t s : shape)
-    if (s < 0) fail<InvalidArgument>("from_vector", "negative extent in shape ", shape_str(shape));
-  if (int64_t(count) != shape_numel(shape))
+  if (int64_t(count) != checked_numel("from_vector", shape))
     fail<ShapeMismatch>("from_vector", count, " values for shape ", shape_str(shape), " (",
                         shape_numel(shape), " elements)");
   Tensor t = empty(shape, dtype, device);
@@ -101,10 +98,15 @@ std::string Tensor::to_string() const {
   std::ostringstream os;
   if (!defined()) return "Tensor(undefined)";
   os << "Tensor(" << shape_str(shape_) << ", " << dtype_ << ", " << device() << ", [";
-  const Tensor v = cast(DType::F64).contiguous();
   const int64_t n = std::min<int64_t>(numel(), 64);
-  std::vector<double> vals = v.to_vector<double>();
-  for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << vals[size_t(i)];
+  // Integers exactly (through I64), floating values through F64.
+  auto print = [&](const auto& vals) {
+    for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << vals[size_t(i)];
+  };
+  if (is_floating(dtype_))
+    print(cast(DType::F64).to_vector<double>());
+  else
+    print(cast(DType::I64).to_vector<int64_t>());
   if (numel() > n) os << ", ...";
   os << "])";
   return os.str();

@@ -68,17 +68,30 @@ std::vector<int64_t> reduce_dims(std::string_view op, const std::vector<int64_t>
   return out;
 }
 
-void check_scalar_fits(std::string_view op, double s, DType t) {
-  if (is_floating(t)) return;
-  double lo = 0, hi = 1;
+bool holds_integer(double s, DType t) {
+  // [lo, end): end is a power of two, exact in double (unlike INT64_MAX).
+  double lo = 0, end = 2;
   switch (t) {
-    case DType::I64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
-    case DType::I32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case DType::U8: lo = 0; hi = 255; break;
+    case DType::I64:
+      lo = -0x1p63;
+      end = 0x1p63;
+      break;
+    case DType::I32:
+      lo = -0x1p31;
+      end = 0x1p31;
+      break;
+    case DType::U8:
+      lo = 0;
+      end = 256;
+      break;
     default: break;
   }
-  if (!(s == std::trunc(s)) || s < lo || s > hi)
-    fail<InvalidArgument>(op, "scalar ", s, " is not representable in ", t);
+  return s == std::trunc(s) && s >= lo && s < end;
+}
+
+void check_scalar_fits(std::string_view op, double s, DType t) {
+  if (is_floating(t)) return;
+  if (!holds_integer(s, t)) fail<InvalidArgument>(op, "scalar ", s, " is not representable in ", t);
 }
 
 }  // namespace numr::ops

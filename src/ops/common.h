@@ -22,6 +22,8 @@ TensorRef broadcast_ref(const Tensor& t, const Shape& shape);
 // Normalises and de-duplicates reduction dims; empty means all.
 std::vector<int64_t> reduce_dims(std::string_view op, const std::vector<int64_t>& dims,
                                  int64_t ndim);
+// Whether s is an integer that t (an integer dtype or Bool) holds exactly.
+bool holds_integer(double s, DType t);
 // Checks an integer-valued scalar for an integer dtype (no silent truncation).
 void check_scalar_fits(std::string_view op, double s, DType t);
 

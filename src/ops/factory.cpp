@@ -8,15 +8,10 @@
 namespace numr {
 namespace {
 
-void check_shape(std::string_view op, const Shape& shape) {
-  for (int64_t s : shape)
-    if (s < 0) fail<InvalidArgument>(op, "negative extent in shape ", shape_str(shape));
-}
-
 Tensor filled(OpId op, const Shape& shape, double value, DType dtype, Device device) {
   const std::string_view name = op_name(op);
   ops::check_dtype(op, dtype);
-  check_shape(name, shape);
+  checked_numel(name, shape);
   // Integer and Bool outputs take only values they can hold exactly (no silent truncation).
   ops::check_scalar_fits(name, value, dtype);
   Tensor out = Tensor::empty(shape, dtype, device);
@@ -24,31 +19,9 @@ Tensor filled(OpId op, const Shape& shape, double value, DType dtype, Device dev
   return out;
 }
 
-// The inclusive range of values an integer dtype holds.
-void integer_range(DType t, double& lo, double& hi) {
-  switch (t) {
-    case DType::I64:
-      lo = -9223372036854775808.0;
-      hi = 9223372036854775807.0;
-      return;
-    case DType::I32:
-      lo = -2147483648.0;
-      hi = 2147483647.0;
-      return;
-    case DType::U8:
-      lo = 0;
-      hi = 255;
-      return;
-    default:
-      lo = 0;
-      hi = 1;
-      return;
-  }
-}
-
 Tensor random_tensor(OpId op, const Shape& shape, DType dtype, Device device, Generator& gen,
                      RandomKind kind, int64_t low, int64_t high) {
-  check_shape(op_name(op), shape);
+  checked_numel(op_name(op), shape);
   Tensor out = Tensor::empty(shape, dtype, device);
   // The generator advances even for an empty draw by its (zero) size, like any other draw.
   const uint64_t off = gen.advance(uint64_t(out.numel()));
@@ -87,12 +60,14 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
   // A step pointing away from end gives an empty range, as in NumPy.
   const int64_t count = count_d > 0 ? int64_t(count_d) : 0;
   if (count > 0 && !is_floating(dtype)) {
-    double lo, hi;
-    integer_range(dtype, lo, hi);
     const double last = start + double(count - 1) * step;
-    if (start < lo || start > hi || last < lo || last > hi)
+    if (!ops::holds_integer(start, dtype) || !ops::holds_integer(last, dtype))
       fail<InvalidArgument>("arange", "values from ", start, " to ", last, " do not fit in ",
                             dtype);
+    // The values are computed in double, exact up to 2^53.
+    if (std::fabs(start) > 0x1p53 || std::fabs(last) > 0x1p53)
+      fail<InvalidArgument>("arange", "values from ", start, " to ", last,
+                            " go beyond 2^53, where double arguments are not exact integers");
   }
   Tensor out = Tensor::empty({count}, dtype, device);
   if (count > 0) backend_for(device).sequence(SequenceCall{ref_of(out), start, step, end, false});
@@ -102,6 +77,7 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
   ops::check_dtype(OpId::linspace, dtype);
   if (steps < 0) fail<InvalidArgument>("linspace", "steps must be >= 0, got ", steps);
+  checked_numel("linspace", {steps});
   Tensor out = Tensor::empty({steps}, dtype, device);
   if (steps == 0) return out;
   // Filled from both ends, so the first element is exactly start and the last exactly end.
@@ -114,6 +90,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
   ops::check_dtype(OpId::eye, dtype);
   const int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) fail<InvalidArgument>("eye", "sizes must be >= 0, got ", n, " x ", cols);
+  checked_numel("eye", {n, cols});
   Tensor out = Tensor::empty({n, cols}, dtype, device);
   if (out.numel() == 0) return out;
   Backend& be = backend_for(device);
@@ -139,12 +116,21 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Devic
                Generator& gen) {
   ops::check_dtype(OpId::randint, dtype);
   if (low >= high) fail<InvalidArgument>("randint", "empty range [", low, ", ", high, ")");
-  if (!is_floating(dtype)) {
-    double lo, hi;
-    integer_range(dtype, lo, hi);
-    // high is exclusive: the largest drawn value is high - 1.
-    if (double(low) < lo || double(high - 1) > hi)
-      fail<InvalidArgument>("randint", "range [", low, ", ", high, ") does not fit in ", dtype);
+  // high is exclusive: the largest drawn value is high - 1.
+  if (is_floating(dtype)) {
+    // Every integer of the range must be a value of the dtype, or a draw rounded to it
+    // could come out as high, or as infinity.
+    const double exact = dtype == DType::F64   ? 0x1p53
+                         : dtype == DType::F32 ? 0x1p24
+                         : dtype == DType::F16 ? 0x1p11
+                                               : 0x1p8;
+    if (std::fabs(double(low)) > exact || std::fabs(double(high - 1)) > exact)
+      fail<InvalidArgument>("randint", "range [", low, ", ", high, ") has integers that ", dtype,
+                            " cannot hold exactly (it holds every integer in [-", exact, ", ",
+                            exact, "])");
+  } else if (dtype != DType::I64 && !(ops::holds_integer(double(low), dtype) &&
+                                      ops::holds_integer(double(high - 1), dtype))) {
+    fail<InvalidArgument>("randint", "range [", low, ", ", high, ") does not fit in ", dtype);
   }
   return random_tensor(OpId::randint, shape, dtype, device, gen, RandomKind::Integer, low, high);
 }

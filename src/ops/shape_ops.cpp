@@ -118,12 +118,20 @@ Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
   // x with leading 1s so it has r dims.
   Shape xs(r - size_t(x.dim()), 1);
   xs.insert(xs.end(), x.shape().begin(), x.shape().end());
+  Shape result;
+  for (size_t i = 0; i < r; ++i) {
+    int64_t e = 0;
+    if (__builtin_mul_overflow(xs[i], repeats[i], &e) || e > kMaxNumel)
+      fail<InvalidArgument>("repeat", shape_str(x.shape()), " repeated ", shape_str(repeats),
+                            " has more than 2^60 elements");
+    result.push_back(e);
+  }
+  checked_numel("repeat", result);
   Tensor v = reshape(x, xs);
   // Each repeated dim i becomes the pair (repeats[i], xs[i]): broadcasting a new size-1
   // dim in front of it and copying lays out the tiles in torch.repeat's order.
-  Shape wide, result;
+  Shape wide;
   for (size_t i = 0, at = 0; i < r; ++i, ++at) {
-    result.push_back(xs[i] * repeats[i]);
     if (repeats[i] != 1) {
       v = unsqueeze(v, int64_t(at));
       wide.push_back(repeats[i]);
@@ -150,8 +158,14 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value) {
   ops::check_scalar_fits("pad", value, x.dtype());
   Shape shape = x.shape();
   // pads[2k], pads[2k+1] apply to dim (ndim - 1 - k).
-  for (size_t k = 0; k < pads.size() / 2; ++k)
-    shape[size_t(x.dim()) - 1 - k] += pads[2 * k] + pads[2 * k + 1];
+  for (size_t k = 0; k < pads.size() / 2; ++k) {
+    int64_t& e = shape[size_t(x.dim()) - 1 - k];
+    if (__builtin_add_overflow(e, pads[2 * k], &e) ||
+        __builtin_add_overflow(e, pads[2 * k + 1], &e))
+      fail<InvalidArgument>("pad", "padding ", shape_str(x.shape()), " by ", shape_str(pads),
+                            " overflows an extent");
+  }
+  checked_numel("pad", shape);
   Tensor out = Tensor::empty(shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
   backend_for(out.device()).fill(FillCall{ref_of(out), value});

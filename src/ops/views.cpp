@@ -23,8 +23,8 @@ Shape infer_shape(std::string_view op, const Tensor& x, const Shape& shape) {
       infer_at = int64_t(i);
     } else if (out[i] < 0) {
       fail<InvalidArgument>(op, "negative extent in ", shape_str(shape));
-    } else {
-      known *= out[i];
+    } else if (__builtin_mul_overflow(known, out[i], &known) || known > kMaxNumel) {
+      fail<ShapeMismatch>(op, "cannot reshape ", shape_str(x.shape()), " into ", shape_str(shape));
     }
   }
   if (infer_at >= 0) {
@@ -142,7 +142,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = x.shape()[size_t(d)];
   if (start < 0) start += n;
   if (start < 0 || length < 0 || start > n || length > n - start)
-    fail<IndexOutOfBounds>("narrow", "range [", start, ", ", start + length, ") outside [0, ", n,
+    fail<IndexOutOfBounds>("narrow", "range of ", length, " from ", start, " outside [0, ", n,
                            ") of dim ", dim);
   Shape s = x.shape();
   s[size_t(d)] = length;
@@ -159,8 +159,7 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
     if (x.shape()[i] != shape[k + i] && x.shape()[i] != 1)
       fail<BroadcastError>("broadcast_to", "cannot broadcast ", shape_str(x.shape()), " to ",
                            shape_str(shape));
-  for (int64_t e : shape)
-    if (e < 0) fail<InvalidArgument>("broadcast_to", "negative extent in ", shape_str(shape));
+  checked_numel("broadcast_to", shape);
   TensorRef r = ops::broadcast_ref(x, shape);
   return make_view(x, shape, r.strides, x.offset());
 }
