@@ -80,6 +80,8 @@ TEST(Optim, Errors) {
   Var leaf(zeros({2}, DType::F64), true), frozen(zeros({2}, DType::F64), false);
   EXPECT_THROW(Sgd({frozen}, {}), InvalidArgument);
   EXPECT_THROW(AdamW({leaf}, {.lr = -1}), InvalidArgument);
+  EXPECT_THROW(Sgd({leaf, leaf}, {}), InvalidArgument);  // would be updated twice a step
+  EXPECT_THROW(AdamW({leaf, leaf}, {}), InvalidArgument);
   EXPECT_THROW(leaf.assign(zeros({3}, DType::F64)), InvalidArgument);
   EXPECT_THROW((leaf * 2.0).assign(zeros({2}, DType::F64)), InvalidArgument);
 }

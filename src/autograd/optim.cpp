@@ -1,13 +1,19 @@
 #include "numr/optim.h"
 
 #include <cmath>
+#include <unordered_set>
 
 namespace numr {
 
 Optimizer::Optimizer(std::vector<Var> params) : params_(std::move(params)) {
-  for (const Var& p : params_)
+  std::unordered_set<uint64_t> ids;
+  for (const Var& p : params_) {
     if (!p.defined() || !p.is_leaf() || !p.requires_grad())
       fail<InvalidArgument>("optimizer", "parameters must be leaves that require grad");
+    // Listed twice, a parameter would be updated twice per step.
+    if (!ids.insert(p.id()).second)
+      fail<InvalidArgument>("optimizer", "a parameter is listed more than once");
+  }
 }
 
 Sgd::Sgd(std::vector<Var> params, SgdOptions options)
