@@ -98,8 +98,17 @@ TEST(Factory, ShapesBeyondTheElementLimit) {
   Generator g(1);
   expect_error<InvalidArgument>([&] { rand({big, 4}, DType::F32, Device::cpu(), g); }, "rand");
   EXPECT_EQ(g.offset(), 0u);
-  // A zero extent makes an empty tensor whatever the other extents.
-  EXPECT_EQ(zeros({0, int64_t(1) << 62, int64_t(1) << 62}).numel(), 0);
+  // With a zero extent, the others still bound the strides.
+  expect_error<InvalidArgument>([] { zeros({0, int64_t(1) << 62, int64_t(1) << 62}); }, "zeros");
+  const Tensor e = zeros({0, int64_t(1) << 30, int64_t(1) << 30});
+  EXPECT_EQ(e.numel(), 0);
+  EXPECT_EQ(e.strides(), (Strides{int64_t(1) << 60, int64_t(1) << 30, 1}));
+  expect_error<InvalidArgument>([&] { e.reshape({0, int64_t(1) << 62, -1}); }, "reshape");
+  expect_error<InvalidArgument>(
+      [] {
+        zeros({2}).broadcast_to({0, int64_t(1) << 62, int64_t(1) << 62, 2});
+      },
+      "broadcast_to");
 }
 
 // The specified sequences round each product before the add (no fused multiply-add).

@@ -19,8 +19,8 @@ int64_t shape_numel(const Shape& shape);
 // The largest element count a tensor may have: its bytes, at 8 per element, fit an
 // int64_t.
 inline constexpr int64_t kMaxNumel = int64_t(1) << 60;
-// Checks that every extent is >= 0 and that the element count is at most kMaxNumel;
-// throws InvalidArgument naming `op` otherwise. Returns the element count.
+// Checks that every extent is >= 0 and that the product of the nonzero extents is at
+// most kMaxNumel; throws InvalidArgument naming `op` otherwise. Returns the element count.
 int64_t checked_numel(std::string_view op, const Shape& shape);
 // Row-major strides of a contiguous tensor of this shape.
 Strides contiguous_strides(const Shape& shape);

@@ -1,5 +1,6 @@
 #include "numr/shape.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "numr/error.h"
@@ -13,17 +14,18 @@ int64_t shape_numel(const Shape& shape) {
 }
 
 int64_t checked_numel(std::string_view op, const Shape& shape) {
+  for (int64_t s : shape)
+    if (s < 0) fail<InvalidArgument>(op, "negative extent in shape ", shape_str(shape));
+  // The nonzero extents too: a contiguous tensor's strides are their products.
+  int64_t n = 1;
   bool empty = false;
   for (int64_t s : shape) {
-    if (s < 0) fail<InvalidArgument>(op, "negative extent in shape ", shape_str(shape));
     empty = empty || s == 0;
+    if (__builtin_mul_overflow(n, std::max<int64_t>(s, 1), &n) || n > kMaxNumel)
+      fail<InvalidArgument>(op, "shape ", shape_str(shape),
+                            " is too large: its nonzero extents multiply to more than 2^60");
   }
-  if (empty) return 0;
-  int64_t n = 1;
-  for (int64_t s : shape)
-    if (__builtin_mul_overflow(n, s, &n) || n > kMaxNumel)
-      fail<InvalidArgument>(op, "shape ", shape_str(shape), " has more than 2^60 elements");
-  return n;
+  return empty ? 0 : n;
 }
 
 Strides contiguous_strides(const Shape& shape) {

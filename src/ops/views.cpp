@@ -16,17 +16,17 @@ Tensor make_view(const Tensor& x, Shape shape, Strides strides, int64_t offset) 
 // Resolves one -1 and checks the element count.
 Shape infer_shape(std::string_view op, const Tensor& x, const Shape& shape) {
   Shape out = shape;
-  int64_t known = 1, infer_at = -1;
+  int64_t infer_at = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == -1) {
       if (infer_at >= 0) fail<InvalidArgument>(op, "only one dim may be -1 in ", shape_str(shape));
       infer_at = int64_t(i);
+      out[i] = 1;  // for the count of the others
     } else if (out[i] < 0) {
       fail<InvalidArgument>(op, "negative extent in ", shape_str(shape));
-    } else if (__builtin_mul_overflow(known, out[i], &known) || known > kMaxNumel) {
-      fail<ShapeMismatch>(op, "cannot reshape ", shape_str(x.shape()), " into ", shape_str(shape));
     }
   }
+  const int64_t known = checked_numel(op, out);
   if (infer_at >= 0) {
     if (known == 0 || x.numel() % known != 0)
       fail<ShapeMismatch>(op, "cannot reshape ", shape_str(x.shape()), " into ", shape_str(shape));
