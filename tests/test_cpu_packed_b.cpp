@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "backends/cpu/gemm_epilogue.h"
 #include "backends/cpu/onednn_packed_b.h"
 #include "support/harness.h"
 
@@ -75,15 +76,21 @@ TEST_F(PackedBTest, EpilogueMatchesReference) {
           RefTensor pre_ref;
           const RefTensor want = reference::matmul_bias_act(to_ref(a), to_ref(b), to_ref(bias), act,
                                                             nullptr, &pre_ref);
+          // oneDNN runs (and packs) where numr's own BF16 GEMM does not.
+          const bool onednn = !cpu::uses_own_bf16_gemm(t, act);
           int64_t before = cpu::packed_b_count();
           const Tensor got = matmul_bias_activation(a, b, bias, act);
-          EXPECT_GT(cpu::packed_b_count(), before) << label(t, s, lb, what);
+          if (onednn) {
+            EXPECT_GT(cpu::packed_b_count(), before) << label(t, s, lb, what);
+          }
           std::string msg = compare(got, want, tol);
           EXPECT_EQ(msg, "") << label(t, s, lb, what) << msg;
           // Keeping the pre-activation takes the staged forms (an f32 stage per block).
           before = cpu::packed_b_count();
           const EpilogueForward f = matmul_bias_activation_fwd(a, b, bias, act);
-          EXPECT_GT(cpu::packed_b_count(), before) << label(t, s, lb, what + " fwd");
+          if (onednn) {
+            EXPECT_GT(cpu::packed_b_count(), before) << label(t, s, lb, what + " fwd");
+          }
           msg = compare(f.out, want, tol);
           EXPECT_EQ(msg, "") << label(t, s, lb, what + " fwd out") << msg;
           msg = compare(f.saved, needs_preactivation(act) ? pre_ref : want, tol);

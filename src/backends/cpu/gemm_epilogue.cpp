@@ -1,5 +1,9 @@
 // GEMM epilogues on the CPU. Every path finishes an output block while it is still in
 // cache, never in a second pass over the whole output:
+// - BF16 with GELU, SiLU, sigmoid or tanh, on CPUs with AVX512-BF16: numr's own GEMM
+//   (kernels/bf16_gemm.cpp), whose epilogue runs on the accumulators; oneDNN's eltwise
+//   post-op costs these about twice numr's activation. oneDNN's main loop is 1-2% faster,
+//   so it keeps the cheap activations.
 // - F32 and BF16 products large enough for oneDNN (see matmul.cpp) run oneDNN's matmul
 //   primitive with the bias, an eltwise post-op for the activation and a binary-add
 //   post-op for the residual, all applied to the accumulators in registers.
@@ -18,6 +22,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -99,7 +104,9 @@ bool normalize_matrix(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs) {
 // The operand in dtype `want`, described in place when oneDNN (or the kernels) can read it
 // as it is, else copied into `buffer` as a dense batch (a shared matrix copied once).
 // A left operand is never left shared across a batch (oneDNN wants the batch on one side).
-Operand prepare(const TensorRef& r, int64_t nb, DType want, Buffer& buffer, bool may_share) {
+// With unit_cols, an operand whose columns are not adjacent is copied too.
+Operand prepare(const TensorRef& r, int64_t nb, DType want, Buffer& buffer, bool may_share,
+                bool unit_cols = false) {
   const size_t nd = r.shape.size();
   Operand op;
   op.rows = r.shape[nd - 2];
@@ -110,7 +117,7 @@ Operand prepare(const TensorRef& r, int64_t nb, DType want, Buffer& buffer, bool
   op.dtype = want;
   if (nb == 1) op.bs = 0;
   bool direct = r.dtype == want && op.bs >= 0 && (may_share || op.bs != 0 || nb == 1) &&
-                normalize_matrix(op.rows, op.cols, op.rs, op.cs);
+                normalize_matrix(op.rows, op.cols, op.rs, op.cs) && (!unit_cols || op.cs == 1);
   if (direct) {
     op.data = static_cast<const char*>(r.base) + r.offset * int64_t(dtype_size(r.dtype));
     return op;
@@ -455,6 +462,39 @@ bool try_onednn(const GemmEpilogueCall& c, const Problem& p) {
   return done;
 }
 
+// BF16 through numr's own GEMM (see the top of the file). Returns false, having written
+// nothing, where it does not apply.
+std::atomic<int64_t> g_own_bf16_runs{0};
+
+bool try_own_bf16(const GemmEpilogueCall& c, const Problem& p) {
+  if (c.has_residual || !uses_own_bf16_gemm(c.out.dtype, c.act)) return false;
+  ThreadBuffers& buffers = thread_buffers();
+  const Operand a = prepare(c.a, p.nb, DType::BF16, buffers.a, true, true);
+  const Operand b = prepare(c.b, p.nb, DType::BF16, buffers.b, true, true);
+  Bf16GemmCall g;
+  g.a = reinterpret_cast<const uint16_t*>(a.data);
+  g.a_bs = a.bs;
+  g.a_rs = a.rs;
+  g.b = reinterpret_cast<const uint16_t*>(b.data);
+  g.b_bs = b.bs;
+  g.b_rs = b.rs;
+  g.bias = reinterpret_cast<const uint16_t*>(at(c.bias, 0));
+  g.out = reinterpret_cast<uint16_t*>(at(c.out, 0));
+  g.pre = c.has_pre ? reinterpret_cast<uint16_t*>(at(c.pre, 0)) : nullptr;
+  g.nb = p.nb;
+  g.m = p.m;
+  g.n = p.n;
+  g.k = p.k;
+  g.act = c.act;
+  const int64_t distinct_b = b.bs == 0 ? 1 : p.nb;
+  g.packed = static_cast<uint16_t*>(buffers.packed_b.get(
+      size_t(distinct_b * bf16_gemm_packed_elements(p.k, p.n)) * sizeof(uint16_t)));
+  const bool done = kernels().bf16_gemm(g);
+  buffers.trim();
+  if (done) g_own_bf16_runs.fetch_add(1, std::memory_order_relaxed);
+  return done;
+}
+
 // Runs the epilogue kernel over out's flattened rows [r0, r1) on the pool, reading the
 // product from src (row r0's first element; compute dtype, row stride n; null for an
 // all-zero product).
@@ -553,6 +593,16 @@ void blas_epilogue(const GemmEpilogueCall& c, const Problem& p) {
 
 }  // namespace
 
+bool uses_own_bf16_gemm(DType dtype, Activation act) {
+  static const bool cpu_has_bf16 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return dtype == DType::BF16 && act != Activation::None && act != Activation::Relu &&
+         kernels().bf16_gemm != nullptr && cpu_has_bf16;
+}
+int64_t own_bf16_gemm_count() { return g_own_bf16_runs.load(std::memory_order_relaxed); }
+
 void matmul_epilogue(const GemmEpilogueCall& call) {
   if (call.out.numel() == 0) return;
   const Problem p = problem_of(call);
@@ -560,7 +610,7 @@ void matmul_epilogue(const GemmEpilogueCall& call) {
     finish_parallel(call, nullptr, 0, p.nb * p.m);
     return;
   }
-  if (try_onednn(call, p)) return;
+  if (try_own_bf16(call, p) || try_onednn(call, p)) return;
   blas_epilogue(call, p);
 }
 

@@ -14,6 +14,7 @@
 
 #include "backends/cpu/kernels/isa.h"  // after every system header
 
+#include "backends/cpu/kernels/activation.h"
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/vec.h"
 #include "math/elementwise.h"
@@ -24,19 +25,6 @@ namespace {
 using namespace ::numr::math;
 
 constexpr int64_t kChunk = 1024;  // columns per step; the chunk buffers stay in L1
-
-// Calls f with a functor computing act(x) on vectors of type V.
-template <class V, class F>
-void with_activation(Activation act, F&& f) {
-  switch (act) {
-    case Activation::None: return f([](V x) { return x; });
-    case Activation::Relu: return f([](V x) { return relu(x); });
-    case Activation::Gelu: return f([](V x) { return gelu(x); });
-    case Activation::Silu: return f([](V x) { return silu(x); });
-    case Activation::Sigmoid: return f([](V x) { return sigmoid(x); });
-    case Activation::Tanh: return f([](V x) { return tanh(x); });
-  }
-}
 
 // Calls f with a functor computing act'(...) (before finite_or_zero) from the
 // pre-activation, or from the output when !from_pre (Gelu and Silu always take the

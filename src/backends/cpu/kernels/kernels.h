@@ -26,6 +26,31 @@ struct EpilogueRows {
   int64_t rows = 0, n = 0;
 };
 
+// act(a @ b + bias) for BF16 operands by numr's own AVX512-BF16 GEMM (bf16_gemm.cpp), the
+// epilogue applied to the accumulators in registers. out and pre (null: not written) are
+// contiguous [nb, m, n]; item i of a starts a_bs elements after a, item i of b b_bs after b
+// (0: one b for every item); rows of a and b are a_rs and b_rs apart, with unit column
+// stride; bias [n] (null: none). `packed` is scratch of at least
+// bf16_gemm_packed_elements(k, n) elements per distinct b. Splits the work on numr's pool.
+struct Bf16GemmCall {
+  const uint16_t* a = nullptr;
+  int64_t a_bs = 0, a_rs = 0;
+  const uint16_t* b = nullptr;
+  int64_t b_bs = 0, b_rs = 0;
+  const uint16_t* bias = nullptr;
+  uint16_t* out = nullptr;
+  uint16_t* pre = nullptr;
+  uint16_t* packed = nullptr;
+  int64_t nb = 1, m = 0, n = 0, k = 0;
+  Activation act = Activation::None;
+};
+// b packed in panels of 64 columns, each [ceil(k / 2)][64][2]: pairs of rows side by side,
+// zero past k and n.
+inline constexpr int64_t kBf16GemmPanel = 64;
+inline int64_t bf16_gemm_packed_elements(int64_t k, int64_t n) {
+  return (n + kBf16GemmPanel - 1) / kBf16GemmPanel * ((k + 1) / 2) * kBf16GemmPanel * 2;
+}
+
 struct KernelTable {
   const char* isa;
   int vector_bytes;  // width of the SIMD registers the kernels were compiled for
@@ -34,6 +59,8 @@ struct KernelTable {
   void (*along_axis)(const AxisCall&);
   void (*bias_activation_bwd)(const BiasActBwdCall&);
   void (*epilogue_rows)(const EpilogueRows&);
+  // Null below AVX-512; false, having done nothing, on a CPU without AVX512-BF16.
+  bool (*bf16_gemm)(const Bf16GemmCall&);
   void (*copy)(const CopyCall&);
   void (*fill)(const FillCall&);
   void (*sequence)(const SequenceCall&);
@@ -43,20 +70,21 @@ struct KernelTable {
   void (*from_f32)(const float* src, void* dst, DType dst_dtype, int64_t n);
 };
 
-#define NUMR_DECLARE_ISA(isa)                                  \
-  namespace isa {                                              \
-  void elementwise(const ElementwiseCall&);                    \
-  void reduce(const ReduceCall&);                              \
-  void along_axis(const AxisCall&);                            \
-  void bias_activation_bwd(const BiasActBwdCall&);             \
-  void epilogue_rows(const EpilogueRows&);                     \
-  void copy(const CopyCall&);                                  \
-  void fill(const FillCall&);                                  \
-  void sequence(const SequenceCall&);                          \
-  void random(const RandomCall&);                              \
-  void to_f32(const void* src, DType src_dtype, float* dst, int64_t n); \
+#define NUMR_DECLARE_ISA(isa)                                             \
+  namespace isa {                                                         \
+  void elementwise(const ElementwiseCall&);                               \
+  void reduce(const ReduceCall&);                                         \
+  void along_axis(const AxisCall&);                                       \
+  void bias_activation_bwd(const BiasActBwdCall&);                        \
+  void epilogue_rows(const EpilogueRows&);                                \
+  bool bf16_gemm(const Bf16GemmCall&);                                    \
+  void copy(const CopyCall&);                                             \
+  void fill(const FillCall&);                                             \
+  void sequence(const SequenceCall&);                                     \
+  void random(const RandomCall&);                                         \
+  void to_f32(const void* src, DType src_dtype, float* dst, int64_t n);   \
   void from_f32(const float* src, void* dst, DType dst_dtype, int64_t n); \
-  extern const KernelTable table;                              \
+  extern const KernelTable table;                                         \
   }
 NUMR_DECLARE_ISA(avx512)
 NUMR_DECLARE_ISA(avx2)

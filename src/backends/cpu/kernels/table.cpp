@@ -10,8 +10,24 @@ namespace numr::cpu::NUMR_ISA {
 
 #define NUMR_STR2(x) #x
 #define NUMR_STR(x) NUMR_STR2(x)
-const KernelTable table = {NUMR_STR(NUMR_ISA), int(sizeof(vf_raw)), elementwise, reduce, along_axis, bias_activation_bwd, epilogue_rows, copy, fill,
-                           sequence, random, to_f32, from_f32};
+const KernelTable table = {NUMR_STR(NUMR_ISA),
+                           int(sizeof(vf_raw)),
+                           elementwise,
+                           reduce,
+                           along_axis,
+                           bias_activation_bwd,
+                           epilogue_rows,
+#if NUMR_ISA_LEVEL >= 3
+                           bf16_gemm,
+#else
+                           nullptr,
+#endif
+                           copy,
+                           fill,
+                           sequence,
+                           random,
+                           to_f32,
+                           from_f32};
 
 }  // namespace numr::cpu::NUMR_ISA
 
