@@ -76,8 +76,8 @@ TEST_F(PackedBTest, EpilogueMatchesReference) {
           RefTensor pre_ref;
           const RefTensor want = reference::matmul_bias_act(to_ref(a), to_ref(b), to_ref(bias), act,
                                                             nullptr, &pre_ref);
-          // oneDNN runs (and packs) where numr's own BF16 GEMM does not.
-          const bool onednn = !cpu::uses_own_bf16_gemm(t, act);
+          // oneDNN runs (and packs) where numr's own GEMM does not.
+          const bool onednn = !cpu::uses_own_gemm(t, act);
           int64_t before = cpu::packed_b_count();
           const Tensor got = matmul_bias_activation(a, b, bias, act);
           if (onednn) {

@@ -1,7 +1,7 @@
 // GEMM epilogues on the CPU. Every path finishes an output block while it is still in
 // cache, never in a second pass over the whole output:
-// - BF16 with GELU, SiLU, sigmoid or tanh, on CPUs with AVX512-BF16: numr's own GEMM
-//   (kernels/bf16_gemm.cpp), whose epilogue runs on the accumulators; oneDNN's eltwise
+// - F32, and BF16 on CPUs with AVX512-BF16, with GELU, SiLU, sigmoid or tanh: numr's own
+//   GEMM (kernels/own_gemm.cpp), whose epilogue runs on the accumulators; oneDNN's eltwise
 //   post-op costs these about twice numr's activation. oneDNN's main loop is 1-2% faster,
 //   so it keeps the cheap activations.
 // - F32 and BF16 products large enough for oneDNN (see matmul.cpp) run oneDNN's matmul
@@ -462,36 +462,37 @@ bool try_onednn(const GemmEpilogueCall& c, const Problem& p) {
   return done;
 }
 
-// BF16 through numr's own GEMM (see the top of the file). Returns false, having written
-// nothing, where it does not apply.
-std::atomic<int64_t> g_own_bf16_runs{0};
+// numr's own GEMM (see the top of the file). Returns false, having written nothing, where
+// it does not apply.
+std::atomic<int64_t> g_own_gemm_runs{0};
 
-bool try_own_bf16(const GemmEpilogueCall& c, const Problem& p) {
-  if (c.has_residual || !uses_own_bf16_gemm(c.out.dtype, c.act)) return false;
+bool try_own_gemm(const GemmEpilogueCall& c, const Problem& p) {
+  const DType dt = c.out.dtype;
+  if (c.has_residual || !uses_own_gemm(dt, c.act)) return false;
   ThreadBuffers& buffers = thread_buffers();
-  const Operand a = prepare(c.a, p.nb, DType::BF16, buffers.a, true, true);
-  const Operand b = prepare(c.b, p.nb, DType::BF16, buffers.b, true, true);
-  Bf16GemmCall g;
-  g.a = reinterpret_cast<const uint16_t*>(a.data);
+  const Operand a = prepare(c.a, p.nb, dt, buffers.a, true, true);
+  const Operand b = prepare(c.b, p.nb, dt, buffers.b, true, true);
+  OwnGemmCall g;
+  g.dtype = dt;
+  g.a = a.data;
   g.a_bs = a.bs;
   g.a_rs = a.rs;
-  g.b = reinterpret_cast<const uint16_t*>(b.data);
+  g.b = b.data;
   g.b_bs = b.bs;
   g.b_rs = b.rs;
-  g.bias = reinterpret_cast<const uint16_t*>(at(c.bias, 0));
-  g.out = reinterpret_cast<uint16_t*>(at(c.out, 0));
-  g.pre = c.has_pre ? reinterpret_cast<uint16_t*>(at(c.pre, 0)) : nullptr;
+  g.bias = at(c.bias, 0);
+  g.out = at(c.out, 0);
+  g.pre = c.has_pre ? at(c.pre, 0) : nullptr;
   g.nb = p.nb;
   g.m = p.m;
   g.n = p.n;
   g.k = p.k;
   g.act = c.act;
   const int64_t distinct_b = b.bs == 0 ? 1 : p.nb;
-  g.packed = static_cast<uint16_t*>(buffers.packed_b.get(
-      size_t(distinct_b * bf16_gemm_packed_elements(p.k, p.n)) * sizeof(uint16_t)));
-  const bool done = kernels().bf16_gemm(g);
+  g.packed = buffers.packed_b.get(size_t(distinct_b * own_gemm_packed_bytes(dt, p.k, p.n)));
+  const bool done = kernels().own_gemm(g);
   buffers.trim();
-  if (done) g_own_bf16_runs.fetch_add(1, std::memory_order_relaxed);
+  if (done) g_own_gemm_runs.fetch_add(1, std::memory_order_relaxed);
   return done;
 }
 
@@ -593,15 +594,15 @@ void blas_epilogue(const GemmEpilogueCall& c, const Problem& p) {
 
 }  // namespace
 
-bool uses_own_bf16_gemm(DType dtype, Activation act) {
+bool uses_own_gemm(DType dtype, Activation act) {
   static const bool cpu_has_bf16 = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") != 0;
   }();
-  return dtype == DType::BF16 && act != Activation::None && act != Activation::Relu &&
-         kernels().bf16_gemm != nullptr && cpu_has_bf16;
+  if (act == Activation::None || act == Activation::Relu || !kernels().own_gemm) return false;
+  return dtype == DType::F32 || (dtype == DType::BF16 && cpu_has_bf16);
 }
-int64_t own_bf16_gemm_count() { return g_own_bf16_runs.load(std::memory_order_relaxed); }
+int64_t own_gemm_count() { return g_own_gemm_runs.load(std::memory_order_relaxed); }
 
 void matmul_epilogue(const GemmEpilogueCall& call) {
   if (call.out.numel() == 0) return;
@@ -610,7 +611,7 @@ void matmul_epilogue(const GemmEpilogueCall& call) {
     finish_parallel(call, nullptr, 0, p.nb * p.m);
     return;
   }
-  if (try_own_bf16(call, p) || try_onednn(call, p)) return;
+  if (try_own_gemm(call, p) || try_onednn(call, p)) return;
   blas_epilogue(call, p);
 }
 

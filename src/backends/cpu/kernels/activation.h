@@ -1,6 +1,8 @@
 // Dispatch on a GEMM epilogue's activation, for the per-ISA kernel files (epilogue.cpp,
-// bf16_gemm.cpp); included after isa.h, vec.h and math/elementwise.h.
+// own_gemm.cpp); included after isa.h and vec.h.
 #pragma once
+
+#include "math/elementwise.h"
 
 namespace numr::cpu::NUMR_ISA {
 

@@ -26,29 +26,33 @@ struct EpilogueRows {
   int64_t rows = 0, n = 0;
 };
 
-// act(a @ b + bias) for BF16 operands by numr's own AVX512-BF16 GEMM (bf16_gemm.cpp), the
-// epilogue applied to the accumulators in registers. out and pre (null: not written) are
-// contiguous [nb, m, n]; item i of a starts a_bs elements after a, item i of b b_bs after b
-// (0: one b for every item); rows of a and b are a_rs and b_rs apart, with unit column
-// stride; bias [n] (null: none). `packed` is scratch of at least
-// bf16_gemm_packed_elements(k, n) elements per distinct b. Splits the work on numr's pool.
-struct Bf16GemmCall {
-  const uint16_t* a = nullptr;
+// act(a @ b + bias) by numr's own GEMM for the epilogues (own_gemm.cpp), applied to the
+// accumulators in registers: F32, and BF16 on CPUs with AVX512-BF16. Operands, bias, out
+// and pre (null: not written) have `dtype`; out and pre are contiguous [nb, m, n]; item i of
+// a starts a_bs elements after a, item i of b b_bs after b (0: one b for every item); rows
+// of a and b are a_rs and b_rs apart, with unit column stride; bias [n] (null: none).
+// `packed` is scratch of own_gemm_packed_bytes(dtype, k, n) per distinct b. Splits the
+// work on numr's pool.
+struct OwnGemmCall {
+  DType dtype = DType::F32;
+  const void* a = nullptr;
   int64_t a_bs = 0, a_rs = 0;
-  const uint16_t* b = nullptr;
+  const void* b = nullptr;
   int64_t b_bs = 0, b_rs = 0;
-  const uint16_t* bias = nullptr;
-  uint16_t* out = nullptr;
-  uint16_t* pre = nullptr;
-  uint16_t* packed = nullptr;
+  const void* bias = nullptr;
+  void* out = nullptr;
+  void* pre = nullptr;
+  void* packed = nullptr;
   int64_t nb = 1, m = 0, n = 0, k = 0;
   Activation act = Activation::None;
 };
-// b packed in panels of 64 columns, each [ceil(k / 2)][64][2]: pairs of rows side by side,
-// zero past k and n.
-inline constexpr int64_t kBf16GemmPanel = 64;
-inline int64_t bf16_gemm_packed_elements(int64_t k, int64_t n) {
-  return (n + kBf16GemmPanel - 1) / kBf16GemmPanel * ((k + 1) / 2) * kBf16GemmPanel * 2;
+// b packed in panels of 64 columns: F32 [k][64]; BF16 [ceil(k / 2)][64][2], pairs of rows
+// side by side (vdpbf16ps's operand); zero past k and n.
+inline constexpr int64_t kOwnGemmPanel = 64;
+inline int64_t own_gemm_packed_bytes(DType dtype, int64_t k, int64_t n) {
+  const int64_t rows = dtype == DType::BF16 ? (k + 1) / 2 * 2 : k;
+  return (n + kOwnGemmPanel - 1) / kOwnGemmPanel * rows * kOwnGemmPanel *
+         int64_t(dtype_size(dtype));
 }
 
 struct KernelTable {
@@ -59,8 +63,8 @@ struct KernelTable {
   void (*along_axis)(const AxisCall&);
   void (*bias_activation_bwd)(const BiasActBwdCall&);
   void (*epilogue_rows)(const EpilogueRows&);
-  // Null below AVX-512; false, having done nothing, on a CPU without AVX512-BF16.
-  bool (*bf16_gemm)(const Bf16GemmCall&);
+  // Null below AVX-512; false, having done nothing, for BF16 on a CPU without AVX512-BF16.
+  bool (*own_gemm)(const OwnGemmCall&);
   void (*copy)(const CopyCall&);
   void (*fill)(const FillCall&);
   void (*sequence)(const SequenceCall&);
@@ -77,7 +81,7 @@ struct KernelTable {
   void along_axis(const AxisCall&);                                       \
   void bias_activation_bwd(const BiasActBwdCall&);                        \
   void epilogue_rows(const EpilogueRows&);                                \
-  bool bf16_gemm(const Bf16GemmCall&);                                    \
+  bool own_gemm(const OwnGemmCall&);                                      \
   void copy(const CopyCall&);                                             \
   void fill(const FillCall&);                                             \
   void sequence(const SequenceCall&);                                     \

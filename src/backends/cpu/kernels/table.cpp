@@ -18,7 +18,7 @@ const KernelTable table = {NUMR_STR(NUMR_ISA),
                            bias_activation_bwd,
                            epilogue_rows,
 #if NUMR_ISA_LEVEL >= 3
-                           bf16_gemm,
+                           own_gemm,
 #else
                            nullptr,
 #endif

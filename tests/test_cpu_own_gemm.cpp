@@ -1,0 +1,84 @@
+// numr's own GEMM for the epilogues (kernels/own_gemm.cpp), F32 and BF16 (on CPUs with
+// AVX512-BF16): against the float64 reference at sizes past its blocking (tiles of 6 x 64, units of
+// 48 rows, column blocks of about 1 MiB of packed b), with ragged edges, odd k, a batch with one b
+// or one per item, operands needing a copy to rows of unit stride, the pre-activation kept, and
+// poisoned outputs. Each check asserts that the kernel ran; a dtype it does not run for on this CPU
+// (or NUMR_CPU_ISA) is skipped.
+#include <array>
+#include <string>
+
+#include "backends/cpu/gemm_epilogue.h"
+#include "support/harness.h"
+
+namespace numr::test {
+namespace {
+
+constexpr Activation kActs[] = {Activation::Gelu, Activation::Silu, Activation::Sigmoid,
+                                Activation::Tanh};
+
+struct Case {
+  int64_t nb, m, k, n;
+  bool shared_b;
+  Layout la, lb;
+};
+// k = 2049: 4 panels per column block, so n = 600 spans 3 blocks (the last ragged); m = 100:
+// 3 units of rows, the last with a tile of 4 rows; k = 1 and 2: one pair, half-filled or not.
+constexpr Case kCases[] = {
+    {1, 100, 2049, 600, true, Layout::Contiguous, Layout::Contiguous},
+    {1, 13, 1, 70, true, Layout::Contiguous, Layout::Contiguous},
+    {1, 5, 2, 64, true, Layout::Transposed, Layout::Contiguous},
+    {3, 50, 33, 130, true, Layout::Contiguous, Layout::Transposed},
+    {3, 7, 300, 65, false, Layout::Strided, Layout::Strided},
+};
+
+std::string label(DType t, const Case& c, Activation act) {
+  return std::string(dtype_name(t)) + " " + std::to_string(c.nb) + "x" + std::to_string(c.m) + "x" +
+         std::to_string(c.k) + "x" + std::to_string(c.n) +
+         (c.shared_b ? " shared b " : " b per item ") + std::string(activation_name(act)) + ": ";
+}
+
+void check_dtype(DType t, uint64_t seed) {
+  set_poison(true);
+  for (const Case& c : kCases) {
+    const Shape as = c.nb == 1 ? Shape{c.m, c.k} : Shape{c.nb, c.m, c.k};
+    const Shape bs = c.shared_b ? Shape{c.k, c.n} : Shape{c.nb, c.k, c.n};
+    const Tensor a = make_input(as, t, Device::cpu(), unit_spec(c.la), seed += 3);
+    const Tensor b = make_input(bs, t, Device::cpu(), unit_spec(c.lb), seed + 1);
+    const Tensor bias =
+        make_input({c.n}, t, Device::cpu(), unit_spec(Layout::Contiguous), seed + 2);
+    const Tolerance tol = gemm_tolerance(t, c.k);
+    for (Activation act : kActs) {
+      RefTensor pre_ref;
+      const RefTensor want =
+          reference::matmul_bias_act(to_ref(a), to_ref(b), to_ref(bias), act, nullptr, &pre_ref);
+      int64_t before = cpu::own_gemm_count();
+      const Tensor got = matmul_bias_activation(a, b, bias, act);
+      EXPECT_EQ(cpu::own_gemm_count(), before + 1) << label(t, c, act);
+      std::string msg = compare(got, want, tol);
+      EXPECT_EQ(msg, "") << label(t, c, act) << msg;
+      before = cpu::own_gemm_count();
+      const EpilogueForward f = matmul_bias_activation_fwd(a, b, bias, act);
+      EXPECT_EQ(cpu::own_gemm_count(), before + 1) << label(t, c, act) << "fwd";
+      msg = compare(f.out, want, tol);
+      EXPECT_EQ(msg, "") << label(t, c, act) << "fwd out " << msg;
+      msg = compare(f.saved, needs_preactivation(act) ? pre_ref : want, tol);
+      EXPECT_EQ(msg, "") << label(t, c, act) << "fwd saved " << msg;
+    }
+  }
+  set_poison(false);
+}
+
+TEST(CpuOwnGemm, F32EpilogueMatchesReference) {
+  if (!cpu::uses_own_gemm(DType::F32, Activation::Gelu))
+    GTEST_SKIP() << "CPU kernels below AVX-512 (NUMR_CPU_ISA or the CPU): oneDNN runs instead";
+  check_dtype(DType::F32, 4100);
+}
+
+TEST(CpuOwnGemm, Bf16EpilogueMatchesReference) {
+  if (!cpu::uses_own_gemm(DType::BF16, Activation::Gelu))
+    GTEST_SKIP() << "no AVX512-BF16 on this CPU (or NUMR_CPU_ISA below AVX-512): oneDNN runs";
+  check_dtype(DType::BF16, 4200);
+}
+
+}  // namespace
+}  // namespace numr::test
