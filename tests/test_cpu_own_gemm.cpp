@@ -5,9 +5,12 @@
 // poisoned outputs. Each check asserts that the kernel ran; a dtype it does not run for on this CPU
 // (or NUMR_CPU_ISA) is skipped.
 #include <array>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/gemm_epilogue.h"
+#include "backends/cpu/gemm_support.h"
 #include "support/harness.h"
 
 namespace numr::test {
@@ -23,10 +26,11 @@ struct Case {
 };
 // k = 2049: 4 panels per column block, so n = 600 spans 3 blocks (the last ragged); m = 100:
 // 3 units of rows, the last with a tile of 4 rows; k = 1 and 2: one pair, half-filled or not.
+// Each has at least kOnednnMinMacs multiply-adds (BF16 takes the kernel only from there).
 constexpr Case kCases[] = {
     {1, 100, 2049, 600, true, Layout::Contiguous, Layout::Contiguous},
-    {1, 13, 1, 70, true, Layout::Contiguous, Layout::Contiguous},
-    {1, 5, 2, 64, true, Layout::Transposed, Layout::Contiguous},
+    {1, 301, 1, 250, true, Layout::Contiguous, Layout::Contiguous},
+    {1, 203, 2, 200, true, Layout::Transposed, Layout::Contiguous},
     {3, 50, 33, 130, true, Layout::Contiguous, Layout::Transposed},
     {3, 7, 300, 65, false, Layout::Strided, Layout::Strided},
 };
@@ -72,6 +76,22 @@ TEST(CpuOwnGemm, F32EpilogueMatchesReference) {
   if (!cpu::uses_own_gemm(DType::F32, Activation::Gelu))
     GTEST_SKIP() << "CPU kernels below AVX-512 (NUMR_CPU_ISA or the CPU): oneDNN runs instead";
   check_dtype(DType::F32, 4100);
+}
+
+TEST(CpuOwnGemm, Bf16BelowTheThresholdKeepsSubnormals) {
+  if (!cpu::uses_own_gemm(DType::BF16, Activation::Gelu))
+    GTEST_SKIP() << "no AVX512-BF16 on this CPU (or NUMR_CPU_ISA below AVX-512): oneDNN runs";
+  // 2^-130 (a subnormal BF16) x 2^100: the product, 2^-30, is a normal float.
+  const double tiny = std::ldexp(1.0, -130), big = std::ldexp(1.0, 100);
+  const Tensor a =
+      Tensor::from_vector(std::vector<double>{tiny, 0, 0, 0}, {2, 2}).cast(DType::BF16);
+  const Tensor b =
+      Tensor::from_vector(std::vector<double>{big, 0, 0, 0, 0, 0}, {2, 3}).cast(DType::BF16);
+  const Tensor bias = zeros({3}, DType::BF16);
+  const int64_t before = cpu::own_gemm_count();
+  const Tensor got = matmul_bias_activation(a, b, bias, Activation::Tanh).cast(DType::F64);
+  EXPECT_EQ(cpu::own_gemm_count(), before);
+  EXPECT_NEAR(got.to_vector<double>()[0], std::ldexp(1.0, -30), std::ldexp(1.0, -38));
 }
 
 TEST(CpuOwnGemm, Bf16EpilogueMatchesReference) {

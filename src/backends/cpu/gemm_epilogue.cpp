@@ -469,6 +469,11 @@ std::atomic<int64_t> g_own_gemm_runs{0};
 bool try_own_gemm(const GemmEpilogueCall& c, const Problem& p) {
   const DType dt = c.out.dtype;
   if (c.has_residual || !uses_own_gemm(dt, c.act)) return false;
+  // BF16 only where oneDNN would run otherwise: vdpbf16ps, as oneDNN's BF16 kernels,
+  // treats subnormal inputs and products as zero; smaller products keep the exact f32
+  // path (see docs/semantics.md).
+  if (dt == DType::BF16 && double(p.nb) * double(p.m) * double(p.n) * double(p.k) < kOnednnMinMacs)
+    return false;
   ThreadBuffers& buffers = thread_buffers();
   const Operand a = prepare(c.a, p.nb, dt, buffers.a, true, true);
   const Operand b = prepare(c.b, p.nb, dt, buffers.b, true, true);

@@ -8,7 +8,8 @@ namespace numr::cpu {
 void matmul_epilogue(const GemmEpilogueCall& call);
 
 // Whether an epilogue of this dtype and activation (without a residual) runs numr's own
-// GEMM on this CPU (see gemm_epilogue.cpp), and how many products it has run.
+// GEMM on this CPU (see gemm_epilogue.cpp; BF16 products of fewer than kOnednnMinMacs
+// multiply-adds do not), and how many products it has run.
 bool uses_own_gemm(DType dtype, Activation act);
 int64_t own_gemm_count();
 
