@@ -1,9 +1,9 @@
 // numr's own GEMM for the epilogues (kernels/own_gemm.cpp), F32 and BF16 (on CPUs with
 // AVX512-BF16): against the float64 reference at sizes past its blocking (tiles of 6 x 64, units of
 // 48 rows, column blocks of about 1 MiB of packed b), with ragged edges, odd k, a batch with one b
-// or one per item, operands needing a copy to rows of unit stride, the pre-activation kept, and
-// poisoned outputs. Each check asserts that the kernel ran; a dtype it does not run for on this CPU
-// (or NUMR_CPU_ISA) is skipped.
+// or one per item (a large b per item packed a group of items at a time), operands needing a copy
+// to rows of unit stride, the pre-activation kept, and poisoned outputs. Each check asserts that
+// the kernel ran; a dtype it does not run for on this CPU (or NUMR_CPU_ISA) is skipped.
 #include <array>
 #include <cmath>
 #include <string>
@@ -11,6 +11,7 @@
 
 #include "backends/cpu/gemm_epilogue.h"
 #include "backends/cpu/gemm_support.h"
+#include "backends/cpu/kernels/kernels.h"
 #include "support/harness.h"
 
 namespace numr::test {
@@ -24,6 +25,9 @@ struct Case {
   bool shared_b;
   Layout la, lb;
 };
+// A b per item of 8 MiB (F32) or 4 MiB (BF16) packed: ten items take three groups (F32) or two
+// (BF16) under kOwnGemmPackLimit.
+constexpr Case kGroupedCase = {10, 6, 2048, 1024, false, Layout::Contiguous, Layout::Contiguous};
 // k = 2049: 4 panels per column block, so n = 600 spans 3 blocks (the last ragged); m = 100:
 // 3 units of rows, the last with a tile of 4 rows; k = 1 and 2: one pair, half-filled or not.
 // Each has at least kOnednnMinMacs multiply-adds (BF16 takes the kernel only from there).
@@ -33,6 +37,7 @@ constexpr Case kCases[] = {
     {1, 203, 2, 200, true, Layout::Transposed, Layout::Contiguous},
     {3, 50, 33, 130, true, Layout::Contiguous, Layout::Transposed},
     {3, 7, 300, 65, false, Layout::Strided, Layout::Strided},
+    kGroupedCase,
 };
 
 std::string label(DType t, const Case& c, Activation act) {
@@ -70,6 +75,25 @@ void check_dtype(DType t, uint64_t seed) {
     }
   }
   set_poison(false);
+}
+
+TEST(CpuOwnGemm, BatchesOfLargeBsArePackedInGroups) {
+  for (DType t : {DType::F32, DType::BF16}) {
+    cpu::OwnGemmCall call;
+    call.dtype = t;
+    call.nb = kGroupedCase.nb;
+    call.k = kGroupedCase.k;
+    call.n = kGroupedCase.n;
+    call.b_bs = kGroupedCase.k * kGroupedCase.n;
+    const int64_t group = cpu::own_gemm_group_items(call);
+    EXPECT_EQ(group, t == DType::F32 ? 4 : 8) << dtype_name(t);
+    EXPECT_EQ(cpu::own_gemm_scratch_bytes(call),
+              group * cpu::own_gemm_packed_bytes(t, call.k, call.n))
+        << dtype_name(t);
+    call.b_bs = 0;  // one b for every item: packed once, whatever its size
+    EXPECT_EQ(cpu::own_gemm_scratch_bytes(call), cpu::own_gemm_packed_bytes(t, call.k, call.n))
+        << dtype_name(t);
+  }
 }
 
 TEST(CpuOwnGemm, F32EpilogueMatchesReference) {

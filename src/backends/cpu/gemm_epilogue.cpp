@@ -493,8 +493,7 @@ bool try_own_gemm(const GemmEpilogueCall& c, const Problem& p) {
   g.n = p.n;
   g.k = p.k;
   g.act = c.act;
-  const int64_t distinct_b = b.bs == 0 ? 1 : p.nb;
-  g.packed = buffers.packed_b.get(size_t(distinct_b * own_gemm_packed_bytes(dt, p.k, p.n)));
+  g.packed = buffers.packed_b.get(size_t(own_gemm_scratch_bytes(g)));
   const bool done = kernels().own_gemm(g);
   buffers.trim();
   if (done) g_own_gemm_runs.fetch_add(1, std::memory_order_relaxed);

@@ -2,6 +2,8 @@
 // namespace numr::cpu::<isa>, and collected into that ISA's KernelTable.
 #pragma once
 
+#include <algorithm>
+
 #include "core/backend.h"
 
 namespace numr::cpu {
@@ -31,8 +33,7 @@ struct EpilogueRows {
 // and pre (null: not written) have `dtype`; out and pre are contiguous [nb, m, n]; item i of
 // a starts a_bs elements after a, item i of b b_bs after b (0: one b for every item); rows
 // of a and b are a_rs and b_rs apart, with unit column stride; bias [n] (null: none).
-// `packed` is scratch of own_gemm_packed_bytes(dtype, k, n) per distinct b. Splits the
-// work on numr's pool.
+// `packed` is scratch of own_gemm_scratch_bytes(call). Splits the work on numr's pool.
 struct OwnGemmCall {
   DType dtype = DType::F32;
   const void* a = nullptr;
@@ -53,6 +54,19 @@ inline int64_t own_gemm_packed_bytes(DType dtype, int64_t k, int64_t n) {
   const int64_t rows = dtype == DType::BF16 ? (k + 1) / 2 * 2 : k;
   return (n + kOwnGemmPanel - 1) / kOwnGemmPanel * rows * kOwnGemmPanel *
          int64_t(dtype_size(dtype));
+}
+
+// A b per item is packed for a group of items at a time, as many as fit this many bytes
+// (at least one), so that the scratch stays bounded for large batches.
+inline constexpr int64_t kOwnGemmPackLimit = int64_t(32) << 20;
+inline int64_t own_gemm_group_items(const OwnGemmCall& c) {
+  if (c.b_bs == 0) return c.nb;  // one b, packed once
+  const int64_t per_item = std::max<int64_t>(own_gemm_packed_bytes(c.dtype, c.k, c.n), 1);
+  return std::clamp<int64_t>(kOwnGemmPackLimit / per_item, 1, std::max<int64_t>(c.nb, 1));
+}
+inline int64_t own_gemm_scratch_bytes(const OwnGemmCall& c) {
+  const int64_t distinct = c.b_bs == 0 ? 1 : own_gemm_group_items(c);
+  return distinct * own_gemm_packed_bytes(c.dtype, c.k, c.n);
 }
 
 struct KernelTable {

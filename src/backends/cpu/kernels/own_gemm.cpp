@@ -6,9 +6,11 @@
 // element: 6% of a BF16 product with k = 1024 for GELU (BENCHMARKS.md).
 //
 // b is packed once per call in panels of 64 columns (BF16: pairs of rows interleaved, the
-// operand layout of vdpbf16ps); a is read in place, one element (BF16: a pair) broadcast
-// per row and step. Work is split on numr's pool in units of 48 rows by a block of panels
-// of about 1 MiB, which stays in the core's L2 while the unit's row tiles pass over it.
+// operand layout of vdpbf16ps); a b per item, for a group of items at a time whose packed
+// panels fit kOwnGemmPackLimit, each group's products following its packing. a is read in place,
+// one element (BF16: a pair) broadcast per row and step. Work is split on numr's pool in units of
+// 48 rows by a block of panels of about 1 MiB, which stays in the core's L2 while the unit's row
+// tiles pass over it.
 #include <immintrin.h>
 #include <algorithm>
 #include <cstdint>
@@ -171,18 +173,21 @@ void run(const OwnGemmCall& c) {
   const int64_t m = c.m, n = c.n, k = c.k, nb = c.nb;
   const int64_t panels = (n + kNr - 1) / kNr;
   const int64_t panel_elems = (k + Tr::kRowsPerStep - 1) / Tr::kRowsPerStep * Tr::kStepElems;
-  const int64_t distinct_b = c.b_bs == 0 ? 1 : nb;
   const T* a_base = static_cast<const T*>(c.a);
   const T* b_base = static_cast<const T*>(c.b);
   T* packed = static_cast<T*>(c.packed);
+  // Item i's panel p, for items of the group packed last (one b: item 0's, for all).
+  const int64_t group = own_gemm_group_items(c);
   auto packed_panel = [&](int64_t item, int64_t p) {
-    return packed + ((c.b_bs == 0 ? 0 : item) * panels + p) * panel_elems;
+    return packed + ((c.b_bs == 0 ? 0 : item % group) * panels + p) * panel_elems;
   };
-  parallel_for(distinct_b * panels, 1, [&](int64_t first, int64_t last) {
-    for (int64_t i = first; i < last; ++i)
-      pack_panel<Tr>(b_base + (i / panels) * c.b_bs, c.b_rs, k, n, (i % panels) * kNr,
-                     packed_panel(i / panels, i % panels));
-  });
+  auto pack_group = [&](int64_t i0, int64_t items) {
+    parallel_for(items * panels, 1, [&](int64_t first, int64_t last) {
+      for (int64_t i = first; i < last; ++i)
+        pack_panel<Tr>(b_base + (i0 + i / panels) * c.b_bs, c.b_rs, k, n, (i % panels) * kNr,
+                       packed_panel(i0 + i / panels, i % panels));
+    });
+  };
   // The bias widened to f32 once, zero-padded to whole panels.
   std::vector<float> bias(size_t(panels * kNr), 0.f);
   if (c.bias) {
@@ -199,26 +204,30 @@ void run(const OwnGemmCall& c) {
   T* out = static_cast<T*>(c.out);
   T* pre = static_cast<T*>(c.pre);
   with_activation<typename Tr::V>(c.act, [&](auto act) {
-    parallel_for(nb * col_blocks * row_units, 1, [&](int64_t first, int64_t last) {
-      for (int64_t u = first; u < last; ++u) {
-        const int64_t item = u / (col_blocks * row_units);
-        const int64_t cb = u / row_units % col_blocks;
-        const int64_t r_end = std::min(m, (u % row_units + 1) * kUnitRows);
-        const int64_t p_end = std::min(panels, (cb + 1) * block);
-        const T* a = a_base + item * c.a_bs;
-        for (int64_t r0 = u % row_units * kUnitRows; r0 < r_end; r0 += kMr) {
-          const int nr = int(std::min<int64_t>(kMr, r_end - r0));
-          const T* rows[kMr];
-          for (int r = 0; r < kMr; ++r) rows[r] = a + (r0 + std::min(r, nr - 1)) * c.a_rs;
-          const int64_t off = (item * m + r0) * n;
-          for (int64_t p = cb * block; p < p_end; ++p) {
-            const int nc = int(std::min<int64_t>(kNr, n - p * kNr));
-            tile<Tr>(rows, packed_panel(item, p), k, bias.data() + p * kNr, out + off + p * kNr,
-                     pre ? pre + off + p * kNr : nullptr, n, nr, nc, act);
+    for (int64_t i0 = 0; i0 < nb; i0 += group) {
+      const int64_t items = std::min(group, nb - i0);
+      pack_group(i0, c.b_bs == 0 ? 1 : items);  // one b: group == nb, a single pass
+      parallel_for(items * col_blocks * row_units, 1, [&](int64_t first, int64_t last) {
+        for (int64_t u = first; u < last; ++u) {
+          const int64_t item = i0 + u / (col_blocks * row_units);
+          const int64_t cb = u / row_units % col_blocks;
+          const int64_t r_end = std::min(m, (u % row_units + 1) * kUnitRows);
+          const int64_t p_end = std::min(panels, (cb + 1) * block);
+          const T* a = a_base + item * c.a_bs;
+          for (int64_t r0 = u % row_units * kUnitRows; r0 < r_end; r0 += kMr) {
+            const int nr = int(std::min<int64_t>(kMr, r_end - r0));
+            const T* rows[kMr];
+            for (int r = 0; r < kMr; ++r) rows[r] = a + (r0 + std::min(r, nr - 1)) * c.a_rs;
+            const int64_t off = (item * m + r0) * n;
+            for (int64_t p = cb * block; p < p_end; ++p) {
+              const int nc = int(std::min<int64_t>(kNr, n - p * kNr));
+              tile<Tr>(rows, packed_panel(item, p), k, bias.data() + p * kNr, out + off + p * kNr,
+                       pre ? pre + off + p * kNr : nullptr, n, nr, nc, act);
+            }
           }
         }
-      }
-    });
+      });
+    }
   });
 }
 
