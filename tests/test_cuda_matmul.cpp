@@ -8,6 +8,8 @@
 // the choice of epilogue forms and the staging blocks run on a host model of cuBLASLt.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -845,6 +847,79 @@ TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
                               << (max_ctas ? " on one CTA" : "") << ": elements that differ of "
                               << got.size();
       }
+    }
+  }
+}
+
+// The cooperative BF16 kernel splitting the tiles of a partly filled last wave along K
+// (Sm90GemmConfig::split_tail), on grids where it does, with parts that start, continue and
+// end tiles, runs across tile boundaries and tiles of two and three parts (runs of 1 to 7 k
+// blocks). The tiles it does not split equal the unsplit kernel's bit for bit; the split
+// ones differ only in how their f32 sums are grouped, so the whole result must be within
+// the GEMM tolerance of the float64 reference; and a second call must give the first's bits
+// (a fixed order of additions, and no flag of the first call taken for the second's).
+// With and without the deferred epilogue, with an F32 and a BF16 bias.
+TEST(CudaMatmul, OwnGemmSplitTailMatchesUnsplitKernel) {
+  REQUIRE_CUDA();
+  if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
+  struct Case {
+    int64_t m, k, n;
+    int grid;
+  };
+  for (const Case& c : {Case{512, 640, 768, 5}, Case{1024, 1024, 768, 7}, Case{1024, 1024, 768, 10},
+                        Case{1024, 256, 768, 10}}) {
+    const int64_t tiles_n = c.n / 256, units = c.m / 128 * tiles_n, k_blocks = c.k / 64;
+    const int64_t split = cu::sm90_gemm_split_tiles(units, c.grid, k_blocks);
+    ASSERT_GT(split, 0) << "the case splits no tile";
+    // Which outputs lie in a split tile: the last `split` units in the kernel's tile order
+    // (groups of 16 unit rows, M fastest inside a group).
+    std::vector<bool> in_split(size_t(c.m * c.n), false);
+    for (int64_t u = units - split; u < units; ++u) {
+      const int64_t rows_m = units / tiles_n, per_group = tiles_n * 16, grp = u / per_group;
+      const int64_t within = u - grp * per_group, row0 = grp * 16;
+      const int64_t rows = std::min<int64_t>(rows_m - row0, 16);
+      const int64_t m_blk = row0 + within % rows, n_blk = within / rows;
+      for (int64_t i = m_blk * 128; i < m_blk * 128 + 128; ++i)
+        for (int64_t j = n_blk * 256; j < n_blk * 256 + 256; ++j)
+          in_split[size_t(i * c.n + j)] = true;
+    }
+    const Tensor a = uniform({c.m, c.k}, DType::BF16, 47), b = uniform({c.k, c.n}, DType::BF16, 48);
+    const Tensor bias = uniform({c.n}, DType::BF16, 49);
+    const Tensor ag = a.to(kGpu), bg = b.to(kGpu), biasg = bias.to(kGpu);
+    const Tensor bias_f32 = biasg.cast(DType::F32);
+    const Tolerance tol = gemm_tolerance(DType::BF16, c.k);
+    for (Activation act :
+         {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu}) {
+      const Tensor want = matmul_bias_activation(a.cast(DType::F64), b.cast(DType::F64),
+                                                 bias.cast(DType::F64), act);
+      for (int deferred : {0, 5})
+        for (bool bf16_bias : {false, true}) {
+          cu::Sm90GemmConfig config = cu::sm90_gemm_default_config(act, 1, DType::BF16);
+          config.deferred_groups = deferred;
+          config.bias_dtype = bf16_bias ? DType::BF16 : DType::F32;
+          config.split_tail = false;
+          const Tensor& bias_arg = bf16_bias ? biasg : bias_f32;
+          const Tensor unsplit = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
+          config.split_tail = true;
+          const Tensor got = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
+          const Tensor again = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
+          const std::string label = config.name() + " " + std::to_string(c.m) + "x" +
+                                    std::to_string(c.k) + "x" + std::to_string(c.n) + " on " +
+                                    std::to_string(c.grid) + " CTAs";
+          EXPECT_EQ(compare(got, to_ref(want), tol), "") << label;
+          EXPECT_EQ(compare(unsplit, to_ref(want), tol), "") << label << " (unsplit)";
+          const std::vector<float> g = got.cast(DType::F32).to_vector<float>(),
+                                   g2 = again.cast(DType::F32).to_vector<float>(),
+                                   u = unsplit.cast(DType::F32).to_vector<float>();
+          size_t outside = 0, repeat = 0;
+          for (size_t i = 0; i < g.size(); ++i) {
+            outside +=
+                !in_split[i] && std::bit_cast<uint32_t>(g[i]) != std::bit_cast<uint32_t>(u[i]);
+            repeat += std::bit_cast<uint32_t>(g[i]) != std::bit_cast<uint32_t>(g2[i]);
+          }
+          EXPECT_EQ(outside, 0u) << label << ": outputs of unsplit tiles that differ";
+          EXPECT_EQ(repeat, 0u) << label << ": outputs that differ between two calls";
+        }
     }
   }
 }

@@ -105,6 +105,47 @@ TEST(Sm90GemmPtx, DeferredEpilogueAssemblesWithoutSpills) {
       }
 }
 
+// The cooperative BF16 kernel that splits a last, partly filled wave along K
+// (Sm90GemmConfig::split_tail), with its deferred epilogue and without, both bias dtypes.
+TEST(Sm90GemmPtx, SplitTailAssemblesWithoutSpills) {
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
+    for (int deferred : {0, 5})
+      for (DType bias : {DType::F32, DType::BF16}) {
+        Sm90GemmConfig config = sm90_gemm_default_config(act, 1, DType::BF16);
+        config.deferred_groups = deferred;
+        config.bias_dtype = bias;
+        config.split_tail = true;
+        expect_assembles(config);
+      }
+}
+
+// Split tail is for the cooperative BF16 kernel with clusters of 1 only.
+TEST(Sm90GemmPtx, SplitTailRejectsOtherKernels) {
+  Sm90GemmConfig pingpong{.act = Activation::Gelu, .split_tail = true};
+  EXPECT_THROW((void)sm90_gemm_ptx(pingpong), numr::BackendError);
+  Sm90GemmConfig clusters = sm90_gemm_default_config(Activation::Gelu, 2, DType::BF16);
+  clusters.split_tail = true;
+  EXPECT_THROW((void)sm90_gemm_ptx(clusters), numr::BackendError);
+  Sm90GemmConfig tf32 = sm90_gemm_default_config(Activation::Gelu, 1, DType::F32);
+  tf32.split_tail = true;
+  EXPECT_THROW((void)sm90_gemm_ptx(tf32), numr::BackendError);
+}
+
+// Which tiles a grid splits: the last wave's, only behind two whole waves, only when it
+// fills at most half of the grid, only with 4 k blocks or more.
+TEST(Sm90GemmSplitTail, SplitsThePartlyFilledLastWave) {
+  EXPECT_EQ(sm90_gemm_split_tiles(1072, 132, 64), 16);  // 8576 x 4096 on 132 SMs
+  EXPECT_EQ(sm90_gemm_split_tiles(1120, 132, 64), 64);  // 8960 x 4096
+  EXPECT_EQ(sm90_gemm_split_tiles(1024, 132, 64), 0);   // 8192 x 4096: 100 of 132
+  EXPECT_EQ(sm90_gemm_split_tiles(1056, 132, 64), 0);   // no partial wave
+  EXPECT_EQ(sm90_gemm_split_tiles(264 + 66, 132, 64), 66);
+  EXPECT_EQ(sm90_gemm_split_tiles(264 + 67, 132, 64), 0);  // over half full
+  EXPECT_EQ(sm90_gemm_split_tiles(132 + 16, 132, 64), 0);  // one whole wave only
+  EXPECT_EQ(sm90_gemm_split_tiles(1072, 132, 3), 0);
+  EXPECT_EQ(sm90_gemm_split_tiles(12, 5, 10), 2);
+  EXPECT_EQ(sm90_gemm_split_tiles(12, 0, 10), 0);
+}
+
 // The TF32 kernel (F32 operands, B's fragments from registers, two fragment sets), both
 // schedules.
 TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
@@ -141,7 +182,7 @@ TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
   EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
             "sm90_gemm_bf16_relu_128x256x64_s4_g16_d5_c2");
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
-            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp_d5");
+            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp_d5_sk");
   EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
             "sm90_gemm_tf32_none_128x256x32_s4_g16");
 }

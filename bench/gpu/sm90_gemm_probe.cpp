@@ -224,6 +224,7 @@ bool check(Watchdog& dog, const Shape3& s, Activation act, int max_ctas, int clu
       config.act = act;
       config.cluster = cluster;
       config.dtype = g_dtype;
+      config.split_tail = config.split_tail && cluster == 1;  // clusters of 1 only
     }
     const Tensor got = cuda::sm90_gemm_bias_act(in.a, in.b, in.bias_f32, act, max_ctas, cluster,
                                                 kernel ? &config : nullptr);
@@ -372,15 +373,23 @@ std::vector<Variant> variants() {
         {"pp", {.dtype = DType::F32}},
         {"coop", {.schedule = cuda::Sm90Schedule::Cooperative, .dtype = DType::F32}},
     };
-  // The cooperative schedule with 0, 4 and 5 of its 8 column groups' epilogue deferred into
-  // the next tile's main loop. The default ("coop d5") is timed, not checked again.
+  // The cooperative schedule with 0 and 5 of its 8 column groups' epilogue deferred into
+  // the next tile's main loop, each with and without its partly filled last wave split
+  // along K ("sk"). The default ("coop d5 sk") is timed, not checked again. Split tail
+  // takes clusters of 1 only: its variants skip clusters of 2.
   constexpr auto coop = cuda::Sm90Schedule::Cooperative;
   return {
       {"coop d0", {.schedule = coop, .store_width = 16, .split_division = true}},
-      {"coop d4",
-       {.schedule = coop, .store_width = 16, .split_division = true, .deferred_groups = 4}},
+      {"coop d0 sk",
+       {.schedule = coop, .store_width = 16, .split_division = true, .split_tail = true}},
       {"coop d5",
        {.schedule = coop, .store_width = 16, .split_division = true, .deferred_groups = 5}},
+      {"coop d5 sk",
+       {.schedule = coop,
+        .store_width = 16,
+        .split_division = true,
+        .deferred_groups = 5,
+        .split_tail = true}},
   };
 }
 
@@ -430,6 +439,7 @@ bool time_variants(Watchdog& dog, cuda::CudaDevice& dev, const Shape3& s,
       for (const Variant& v : variants()) {
         if (std::find(skip.begin(), skip.end(), v.label) != skip.end()) continue;
         for (int cluster : clusters) {
+          if (v.config.split_tail && cluster != 1) continue;
           Run r{v.label + " c" + std::to_string(cluster), v.config, {}, {}};
           r.config.act = act;
           r.config.cluster = cluster;

@@ -52,6 +52,8 @@
 // 1.18 of the matmul's time). Both CTAs of a cluster of 2 need the same B tile: each loads
 // half of its 64-column boxes with a multicast copy that writes them into both CTAs' stage
 // and completes their bytes on both CTAs' full[s].
+// With split tail (cooperative BF16, clusters of 1) a last wave that would leave half of the
+// grid or more idle is split along K over every CTA instead ("Split tail" below).
 //
 // Pipeline and phases: stage s and its parity advance together in both roles, over every
 // (unit, k block) the CTA handles in order, so they stay in step across tiles:
@@ -125,12 +127,16 @@
 #include <bit>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
+#include "backends/cuda/allocator.h"
 #include "backends/cuda/context.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/launch.h"
+#include "backends/cuda/matmul_plan.h"
 #include "backends/cuda/module.h"
 #include "math/elementwise.h"
 #include "numr/error.h"
@@ -149,6 +155,12 @@ constexpr int kSharedLimit = 232448;
 constexpr int kABytes = T::kM * 128;  // one A stage: 128 rows of 128 bytes (64 BF16 or 32 F32)
 // TF32: columns of D (rows of D^T) per consumer warpgroup, in either schedule.
 constexpr int kTf32WarpgroupN = 128;
+// Split tail: the CTA's parts P and O as (unit, first k block, end k block, count of the
+// parts before O), u32 each.
+constexpr int kItemTableBytes = 32;
+// Split tail: the consumers' named barrier (256 threads) around the workspace's use.
+constexpr int kSplitBarrier = 1;
+static_assert(kSplitTileBytes == 2 * 128 * 128 * 4, "256 threads x 128 accumulators of f32");
 
 // Register counts: the producer needs few, the consumers 128 accumulators, up to 80 deferred
 // values (deferred_groups 5) and the rest. 128 * 24 + 256 * 240 = 64512 <= 65536 registers
@@ -313,8 +325,10 @@ struct Layout {
   int b_bytes = 0;      // one B stage: k_step rows (k) of tile_n elements
   int stage_bytes = 0;  // A + B
   int barrier_offset = 0;
+  int table_offset = 0;  // split tail: the CTA's three split items (3 x 3 u32)
   int shared_bytes = 0;
   int readers = 2;  // consumer warpgroups that read each stage
+  bool split_tail = false;
 };
 
 Layout layout_of(const Sm90GemmConfig& config) {
@@ -332,7 +346,9 @@ Layout layout_of(const Sm90GemmConfig& config) {
   // A stages, then B stages, then full[] and empty[]; 1 KiB more so the kernel can round
   // the dynamic shared base up to the 1024-byte alignment the 128-byte swizzle needs.
   l.barrier_offset = l.stages * l.stage_bytes;
-  l.shared_bytes = l.barrier_offset + 2 * l.stages * 8 + 1024;
+  l.table_offset = l.barrier_offset + 2 * l.stages * 8;
+  l.split_tail = config.split_tail;
+  l.shared_bytes = l.table_offset + (l.split_tail ? kItemTableBytes : 0) + 1024;
   l.readers = l.pingpong ? 1 : 2;
   return l;
 }
@@ -351,6 +367,9 @@ struct Common {
   bool split_division = false;
   int deferred_groups = 0;  // Sm90GemmConfig::deferred_groups
   bool bias_bf16 = false;   // Sm90GemmConfig::bias_dtype BF16
+  bool split_tail = false;  // Sm90GemmConfig::split_tail
+  // Split tail: the parameters (whole tiles, sequence number, flags, workspace).
+  std::string p_dp_units, p_seq, p_flags, p_work;
 };
 
 // Waits until the mbarrier at `bar` (shared, u32) has completed the phase of parity `parity`.
@@ -423,10 +442,335 @@ void tile_coords(Ptx& p, const Common& c, const std::string& unit, const std::st
 
 int log2_of(int v) { return std::countr_zero(unsigned(v)); }
 
+// Split tail. The grid of G CTAs takes the first dp_units tiles whole, tile c + j G for CTA
+// c, and splits the S = num_units - dp_units others (sm90_gemm_split_tiles: fewer than G)
+// along K: their S k_blocks k blocks, in tile order, are cut into G runs, CTA c taking
+// [c W / G, (c + 1) W / G), W = S k_blocks. A run is shorter than a tile, so it holds at
+// most two parts of tiles: the end of one tile (k blocks s .. k_blocks - 1, s > 0), which
+// makes the CTA that tile's owner, and the start of the next (0 .. e - 1, e < k_blocks);
+// or one part: an owner's end, a start, an inside part (s .. e - 1), or a whole tile. A
+// CTA runs its whole tiles, then the part it does not own (P): it stores the part's
+// accumulators to its workspace slot and sets its flag to (sequence << 32) | 1. Then the
+// part it owns (O): after the part's products it waits for the flags of the CTAs before it
+// that hold the tile's other parts (c - 1, then c - 2 if there is one), adds their
+// accumulators to its own in that order, and runs the epilogue. The parts run at once on
+// their CTAs, so a split tile costs its owner about its share of the k blocks; the sum is
+// in f32, in a fixed order: the result is deterministic, but a split tile's sums are
+// grouped differently from the unsplit kernel's (the rounding of f32 additions). A CTA
+// only waits for CTAs of lower index, which never wait, and which the GPU starts no later:
+// every wait ends. The table in shared memory holds P and O as (unit, first k block, end
+// k block, O: the count of parts before it); an absent part has first == end. Thread 0
+// writes it before the barrier that follows initialisation.
+void write_item_table(Ptx& p, const Common& c) {
+  p.comment("split tail: this CTA's parts P and O");
+  const std::string dp = p.reg('r'), split = p.reg('r'), cta = p.reg('r'), g = p.reg('r');
+  const std::string w = p.reg('d'), c64 = p.reg('d'), g64 = p.reg('d'), kb64 = p.reg('d'),
+                    t = p.reg('d'), t1 = p.reg('d'), lo = p.reg('d'), hi = p.reg('d');
+  p.op("ld.param.u32 ", dp, ", [", c.p_dp_units, "]");
+  p.op("sub.u32 ", split, ", ", c.num_units, ", ", dp);
+  p.op("mul.wide.u32 ", w, ", ", split, ", ", c.k_blocks);
+  p.op("mov.u32 ", cta, ", %ctaid.x");
+  p.op("mov.u32 ", g, ", %nctaid.x");
+  p.op("cvt.u64.u32 ", c64, ", ", cta);
+  p.op("cvt.u64.u32 ", g64, ", ", g);
+  p.op("cvt.u64.u32 ", kb64, ", ", c.k_blocks);
+  p.op("mul.lo.u64 ", t, ", ", c64, ", ", w);
+  p.op("div.u64 ", lo, ", ", t, ", ", g64);
+  p.op("add.u64 ", t1, ", ", t, ", ", w);
+  p.op("div.u64 ", hi, ", ", t1, ", ", g64);
+  const std::string has = p.reg('p');
+  p.op("setp.lt.u64 ", has, ", ", lo, ", ", hi);
+  // The run's first k block: tile t_lo, k block r_lo; its last: tile t_hi, k block r_hi - 1.
+  auto split_at = [&](const std::string& at, std::string& tile, std::string& kb) {
+    const std::string q = p.reg('d'), qk = p.reg('d'), r = p.reg('d');
+    tile = p.reg('r');
+    kb = p.reg('r');
+    p.op("div.u64 ", q, ", ", at, ", ", kb64);
+    p.op("mul.lo.u64 ", qk, ", ", q, ", ", kb64);
+    p.op("sub.u64 ", r, ", ", at, ", ", qk);
+    p.op("cvt.u32.u64 ", tile, ", ", q);
+    p.op("cvt.u32.u64 ", kb, ", ", r);
+  };
+  std::string t_lo, r_lo, t_hi, r_hi;
+  split_at(lo, t_lo, r_lo);
+  const std::string last = p.reg('d');
+  p.op("sub.u64 ", last, ", ", hi, ", 1");
+  split_at(last, t_hi, r_hi);
+  p.op("add.u32 ", r_hi, ", ", r_hi, ", 1");
+  const std::string two = p.reg('p'), at_end = p.reg('p');
+  p.op("setp.ne.u32 ", two, ", ", t_lo, ", ", t_hi);
+  p.op("setp.eq.u32 ", at_end, ", ", r_hi, ", ", c.k_blocks);
+  const std::string u_lo = p.reg('r'), u_hi = p.reg('r');
+  p.op("add.u32 ", u_lo, ", ", t_lo, ", ", dp);
+  p.op("add.u32 ", u_hi, ", ", t_hi, ", ", dp);
+  auto store = [&](int slot, const std::string& unit, const std::string& kb0,
+                   const std::string& kb1) {
+    const int at = c.l.table_offset + 16 * slot;
+    p.op("st.shared.u32 [", c.smem, "+", at, "], ", unit);
+    p.op("st.shared.u32 [", c.smem, "+", at + 4, "], ", kb0);
+    p.op("st.shared.u32 [", c.smem, "+", at + 8, "], ", kb1);
+  };
+  // O: the run's first part when the run ends a tile there (t_lo, r_lo, k_blocks): a run
+  // across a boundary, or one reaching its tile's end.
+  const std::string owns = p.reg('p');
+  {
+    const std::string end = p.reg('r');
+    p.op("or.pred ", owns, ", ", two, ", ", at_end);
+    p.op("and.pred ", owns, ", ", owns, ", ", has);
+    p.op("selp.b32 ", end, ", ", c.k_blocks, ", ", r_lo, ", ", owns);
+    store(1, u_lo, r_lo, end);
+  }
+  // P: after a boundary the next tile's start (t_hi, 0, r_hi); else a run that stops
+  // inside its tile (t_lo, r_lo, r_hi).
+  {
+    const std::string inside = p.reg('p'), unit = p.reg('r'), first = p.reg('r'), end = p.reg('r');
+    p.op("not.pred ", inside, ", ", owns);
+    p.op("and.pred ", inside, ", ", inside, ", ", has);
+    p.op("selp.b32 ", unit, ", ", u_hi, ", ", u_lo, ", ", two);
+    p.op("selp.b32 ", first, ", 0, ", r_lo, ", ", two);
+    p.op("selp.b32 ", end, ", ", r_hi, ", ", first, ", ", inside);
+    p.op("@", two, " mov.u32 ", end, ", ", r_hi);
+    p.op("@!", has, " mov.u32 ", end, ", ", first);
+    store(0, unit, first, end);
+  }
+  // The parts before O: CTAs c - 1, c - 2, ... whose runs end after the tile's start
+  // (t_lo k_blocks), counted down while there are any (none when O starts at 0).
+  {
+    const std::string count = p.reg('r'), prev = p.reg('r'), start = p.reg('d'), ts = p.reg('d'),
+                      loop = p.label("sk_count"), done = p.label("sk_counted");
+    p.op("mov.u32 ", count, ", 0");
+    p.op("cvt.u64.u32 ", ts, ", ", t_lo);
+    p.op("mul.lo.u64 ", start, ", ", ts, ", ", kb64);
+    p.op("mov.u32 ", prev, ", ", cta);
+    p.op("@!", owns, " bra ", done);
+    p.place(loop);
+    {
+      const std::string none = p.reg('p'), after = p.reg('p'), p64 = p.reg('d'), m = p.reg('d'),
+                        end = p.reg('d');
+      p.op("setp.eq.u32 ", none, ", ", prev, ", 0");
+      p.op("@", none, " bra ", done);
+      // run prev - 1 ends at prev W / G
+      p.op("cvt.u64.u32 ", p64, ", ", prev);
+      p.op("mul.lo.u64 ", m, ", ", p64, ", ", w);
+      p.op("div.u64 ", end, ", ", m, ", ", g64);
+      p.op("setp.le.u64 ", after, ", ", end, ", ", start);
+      p.op("@", after, " bra ", done);
+      p.op("add.u32 ", count, ", ", count, ", 1");
+      p.op("sub.u32 ", prev, ", ", prev, ", 1");
+      p.op("bra ", loop);
+    }
+    p.place(done);
+    p.op("st.shared.u32 [", c.smem, "+", c.l.table_offset + 16 + 12, "], ", count);
+  }
+}
+
+// The CTA's work, one item at a time: tile `unit`, k blocks kb0 .. kb1 - 1. Without split
+// tail, units first_unit, then `step` on (kb0 0, kb1 k_blocks); with it, the whole tiles
+// ctaid + j nctaid, then the parts P and O above.
+struct Work {
+  std::string unit, step, kb0, kb1;
+  std::string it, last;  // split tail: the item's index, and "this is the CTA's last"
+};
+
+Work work_start(Ptx& p, const Common& c) {
+  Work w;
+  w.unit = p.reg('r');
+  if (!c.split_tail) {
+    w.step = p.reg('r');
+    first_unit(p, c, w.unit, w.step);
+    w.kb0 = "0";
+    w.kb1 = c.k_blocks;
+    return w;
+  }
+  w.kb0 = p.reg('r');
+  w.kb1 = p.reg('r');
+  w.it = p.reg('r');
+  w.last = p.reg('p');
+  p.op("mov.u32 ", w.it, ", 0");
+  p.op("setp.ne.u32 ", w.last, ", ", w.it, ", ", w.it);
+  return w;
+}
+
+// At the head of the work loop: the next item, or a branch to `done` when none is left.
+void work_item(Ptx& p, const Common& c, const Work& w, const std::string& done) {
+  if (!c.split_tail) {
+    const std::string none = p.reg('p');
+    p.op("setp.ge.u32 ", none, ", ", w.unit, ", ", c.num_units);
+    p.op("@", none, " bra ", done);
+    return;
+  }
+  const std::string again = p.label("w_item"), part_o = p.label("w_o"), check = p.label("w_check"),
+                    have = p.label("w_have");
+  auto load_slot = [&](int slot) {
+    const int at = c.l.table_offset + 16 * slot;
+    p.op("ld.shared.u32 ", w.unit, ", [", c.smem, "+", at, "]");
+    p.op("ld.shared.u32 ", w.kb0, ", [", c.smem, "+", at + 4, "]");
+    p.op("ld.shared.u32 ", w.kb1, ", [", c.smem, "+", at + 8, "]");
+  };
+  p.place(again);
+  {
+    // Whole tile `it` while there is one: unit ctaid + it nctaid; then P (item j0, the
+    // first past them) and O (j0 + 1, the last).
+    const std::string g = p.reg('r'), cta = p.reg('r'), dp = p.reg('r'), in = p.reg('p'),
+                      left = p.reg('r'), t = p.reg('r'), j0 = p.reg('r'), is_p = p.reg('p');
+    p.op("mov.u32 ", g, ", %nctaid.x");
+    p.op("mov.u32 ", cta, ", %ctaid.x");
+    p.op("mad.lo.u32 ", w.unit, ", ", w.it, ", ", g, ", ", cta);
+    p.op("mov.u32 ", w.kb0, ", 0");
+    p.op("mov.u32 ", w.kb1, ", ", c.k_blocks);
+    p.op("ld.param.u32 ", dp, ", [", c.p_dp_units, "]");
+    p.op("setp.lt.u32 ", in, ", ", w.unit, ", ", dp);
+    p.op("@", in, " bra ", have);
+    // j0 = ceil((dp - cta) / g): this CTA's count of whole tiles (cta < g <= dp)
+    p.op("sub.u32 ", left, ", ", dp, ", ", cta);
+    p.op("add.u32 ", t, ", ", left, ", ", g);
+    p.op("sub.u32 ", t, ", ", t, ", 1");
+    p.op("div.u32 ", j0, ", ", t, ", ", g);
+    p.op("setp.ne.u32 ", is_p, ", ", w.it, ", ", j0);
+    p.op("@", is_p, " bra ", part_o);
+    load_slot(0);
+    p.op("bra ", check);
+  }
+  p.place(part_o);
+  p.op("setp.eq.u32 ", w.last, ", ", w.it, ", ", w.it);
+  load_slot(1);
+  p.place(check);
+  {
+    const std::string empty = p.reg('p');
+    p.op("setp.eq.u32 ", empty, ", ", w.kb0, ", ", w.kb1);
+    p.op("@!", empty, " bra ", have);
+    p.op("@", w.last, " bra ", done);
+    p.op("add.u32 ", w.it, ", ", w.it, ", 1");
+    p.op("bra ", again);
+  }
+  p.place(have);
+}
+
+// At the end of the work loop: on to the loop's head, `head` (units `step` further without
+// split tail), or to `done` after the CTA's last item.
+void work_next(Ptx& p, const Common& c, const Work& w, const std::string& step,
+               const std::string& head, const std::string& done) {
+  if (!c.split_tail) {
+    p.op("add.u32 ", w.unit, ", ", w.unit, ", ", step);
+    p.op("bra ", head);
+    return;
+  }
+  p.op("@", w.last, " bra ", done);
+  p.op("add.u32 ", w.it, ", ", w.it, ", 1");
+  p.op("bra ", head);
+}
+
+// CTA `cta`'s flag and this thread's part of its workspace slot: thread 128 + t keeps its
+// accumulators 4i .. 4i + 3 at 16 (256 i + t) bytes, so that each v4 access of the 256
+// threads covers 4 KiB in one piece.
+void split_addresses(Ptx& p, const Common& c, const std::string& cta, const std::string& tid,
+                     std::string& flag, std::string& part) {
+  const std::string t = p.reg('r');
+  const std::string fp = p.reg('d'), wp = p.reg('d'), fo = p.reg('d'), wo = p.reg('d'),
+                    to = p.reg('d'), fg = p.reg('d'), wg = p.reg('d'), wt = p.reg('d');
+  p.op("ld.param.u64 ", fp, ", [", c.p_flags, "]");
+  p.op("ld.param.u64 ", wp, ", [", c.p_work, "]");
+  p.op("cvta.to.global.u64 ", fg, ", ", fp);
+  p.op("cvta.to.global.u64 ", wg, ", ", wp);
+  p.op("mul.wide.u32 ", fo, ", ", cta, ", 8");
+  p.op("mul.wide.u32 ", wo, ", ", cta, ", ", kSplitTileBytes);
+  p.op("sub.u32 ", t, ", ", tid, ", 128");
+  p.op("mul.wide.u32 ", to, ", ", t, ", 16");
+  flag = p.reg('d');
+  part = p.reg('d');
+  p.op("add.s64 ", flag, ", ", fg, ", ", fo);
+  p.op("add.s64 ", wt, ", ", wg, ", ", wo);
+  p.op("add.s64 ", part, ", ", wt, ", ", to);
+}
+
+// A set flag: (sequence << 32) | 1.
+std::string flag_value(Ptx& p, const Common& c) {
+  const std::string seq = p.reg('r'), s64 = p.reg('d'), hi = p.reg('d'), v = p.reg('d');
+  p.op("ld.param.u32 ", seq, ", [", c.p_seq, "]");
+  p.op("cvt.u64.u32 ", s64, ", ", seq);
+  p.op("shl.b64 ", hi, ", ", s64, ", 32");
+  p.op("or.b64 ", v, ", ", hi, ", 1");
+  return v;
+}
+
+// A part this CTA does not own (it ends before its tile does): its accumulators to the
+// CTA's workspace slot and the CTA's flag set (release, GPU scope, by thread 128 after the
+// named barrier), in place of the epilogue; then on to `next`.
+void store_part(Ptx& p, const Common& c, const Work& w, const std::string& tid,
+                const std::string& next) {
+  const std::string ends = p.reg('p'), owned = p.label("sk_owned");
+  p.op("setp.eq.u32 ", ends, ", ", w.kb1, ", ", c.k_blocks);
+  p.op("@", ends, " bra ", owned);
+  const std::string cta = p.reg('r');
+  p.op("mov.u32 ", cta, ", %ctaid.x");
+  std::string flag, part;
+  split_addresses(p, c, cta, tid, flag, part);
+  for (int i = 0; i < 32; ++i)
+    p.op("st.global.cg.v4.f32 [", part, "+", 4096 * i, "], {%acc", 4 * i, ", %acc", 4 * i + 1,
+         ", %acc", 4 * i + 2, ", %acc", 4 * i + 3, "}");
+  const std::string value = flag_value(p, c);
+  const std::string leader = p.reg('p');
+  p.op("setp.eq.u32 ", leader, ", ", tid, ", 128");
+  p.op("bar.sync ", kSplitBarrier, ", 256");
+  p.op("@", leader, " st.release.gpu.global.u64 [", flag, "], ", value);
+  p.op("bra ", next);
+  p.place(owned);
+}
+
+// The part this CTA owns, when it does not start its tile (kb0 > 0): the accumulators of
+// the tile's other parts added to this thread's, CTA c - 1's first, each once its flag is
+// set (thread 128 waits, acquire at GPU scope; the named barrier lets the others read).
+void add_parts(Ptx& p, const Common& c, const Work& w, const std::string& tid) {
+  const std::string whole = p.reg('p'), done = p.label("sk_added"), loop = p.label("sk_add");
+  p.op("setp.eq.u32 ", whole, ", ", w.kb0, ", 0");
+  p.op("@", whole, " bra ", done);
+  const std::string count = p.reg('r'), from = p.reg('r');
+  p.op("ld.shared.u32 ", count, ", [", c.smem, "+", c.l.table_offset + 16 + 12, "]");
+  p.op("mov.u32 ", from, ", %ctaid.x");
+  p.place(loop);
+  {
+    const std::string none = p.reg('p');
+    p.op("setp.eq.u32 ", none, ", ", count, ", 0");
+    p.op("@", none, " bra ", done);
+  }
+  p.op("sub.u32 ", from, ", ", from, ", 1");
+  p.op("sub.u32 ", count, ", ", count, ", 1");
+  std::string flag, part;
+  split_addresses(p, c, from, tid, flag, part);
+  const std::string want = flag_value(p, c);
+  const std::string leader = p.reg('p'), got = p.reg('d'), wait = p.reg('p');
+  const std::string spin = p.label("sk_spin"), ready = p.label("sk_ready");
+  p.op("setp.eq.u32 ", leader, ", ", tid, ", 128");
+  p.op("@!", leader, " bra ", ready);
+  p.place(spin);
+  p.op("ld.acquire.gpu.global.u64 ", got, ", [", flag, "]");
+  p.op("setp.ne.u64 ", wait, ", ", got, ", ", want);
+  p.op("@", wait, " nanosleep.u32 32");
+  p.op("@", wait, " bra ", spin);
+  p.place(ready);
+  p.op("bar.sync ", kSplitBarrier, ", 256");
+  // Four v4 loads at a time, then their 16 additions.
+  for (int i0 = 0; i0 < 32; i0 += 4) {
+    std::string v[4][4];
+    for (int i = 0; i < 4; ++i) {
+      for (std::string& r : v[i]) r = p.reg('f');
+      p.op("ld.global.cg.v4.f32 {", v[i][0], ", ", v[i][1], ", ", v[i][2], ", ", v[i][3], "}, [",
+           part, "+", 4096 * (i0 + i), "]");
+    }
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const int a = 4 * (i0 + i) + j;
+        p.op("add.rn.f32 %acc", a, ", %acc", a, ", ", v[i][j]);
+      }
+  }
+  p.op("bra ", loop);
+  p.place(done);
+}
+
 void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::string& tmap_b) {
   const Layout& l = c.l;
   p.comment("producer: one thread issues the copies of every (tile, k block) of this CTA");
-  const std::string unit = p.reg('r'), step = p.reg('r'), stage = p.reg('r'), phase = p.reg('r');
+  const std::string stage = p.reg('r'), phase = p.reg('r');
   const std::string kb = p.reg('r'), m_blk = p.reg('r'), n_blk = p.reg('r'), m0 = p.reg('r'),
                     n0 = p.reg('r');
   const std::string unit_loop = p.label("p_unit"), k_loop = p.label("p_k"),
@@ -437,19 +781,15 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
     mask = p.reg('h');
     p.op("mov.b16 ", mask, ", ", (1 << c.cluster) - 1);
   }
-  first_unit(p, c, unit, step);
+  const Work w = work_start(p, c);
   p.op("mov.u32 ", stage, ", 0");
   p.op("mov.u32 ", phase, ", 0");
   p.place(unit_loop);
-  {
-    const std::string done = p.reg('p');
-    p.op("setp.ge.u32 ", done, ", ", unit, ", ", c.num_units);
-    p.op("@", done, " bra ", done_label);
-  }
-  tile_coords(p, c, unit, m_blk, n_blk);
+  work_item(p, c, w, done_label);
+  tile_coords(p, c, w.unit, m_blk, n_blk);
   p.op("shl.b32 ", m0, ", ", m_blk, ", ", log2_of(T::kM));
   p.op("shl.b32 ", n0, ", ", n_blk, ", ", log2_of(l.tile_n));
-  p.op("mov.u32 ", kb, ", 0");
+  p.op("mov.u32 ", kb, ", ", w.kb0);
   p.place(k_loop);
   {
     const std::string off = p.reg('r'), full = p.reg('r'), empty = p.reg('r'), par = p.reg('r');
@@ -507,11 +847,10 @@ void producer(Ptx& p, const Common& c, const std::string& tmap_a, const std::str
   {
     const std::string more = p.reg('p');
     p.op("add.u32 ", kb, ", ", kb, ", 1");
-    p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
+    p.op("setp.lt.u32 ", more, ", ", kb, ", ", w.kb1);
     p.op("@", more, " bra ", k_loop);
   }
-  p.op("add.u32 ", unit, ", ", unit, ", ", step);
-  p.op("bra ", unit_loop);
+  work_next(p, c, w, w.step, unit_loop, done_label);
   p.place(done_label);
   if (multicast) {
     // The peer CTA's consumers arrive on this CTA's empty barriers until their last stage:
@@ -1024,10 +1363,11 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   const std::string always = p.reg('p');
   p.op("setp.eq.u32 ", always, ", ", tid, ", ", tid);
 
-  const std::string unit = p.reg('r'), step = p.reg('r'), stage = p.reg('r'), phase = p.reg('r');
+  const std::string stage = p.reg('r'), phase = p.reg('r');
   const std::string kb = p.reg('r'), prev = p.reg('r'), m_blk = p.reg('r'), n_blk = p.reg('r');
   const std::string unit_loop = p.label("c_unit"), k_loop = p.label("c_k");
-  first_unit(p, c, unit, step);
+  const Work w = work_start(p, c);
+  const std::string &unit = w.unit, &step = w.step;
   p.op("mov.u32 ", stage, ", 0");
   p.op("mov.u32 ", phase, ", 0");
   p.op("mov.u32 ", prev, ", 0");
@@ -1078,11 +1418,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
 
   p.place(unit_loop);
   const std::string flush = df.groups > 0 ? p.label("c_flush") : c.exit;
-  {
-    const std::string done = p.reg('p');
-    p.op("setp.ge.u32 ", done, ", ", unit, ", ", c.num_units);
-    p.op("@", done, " bra ", flush);
-  }
+  work_item(p, c, w, flush);
   if (l.pingpong) {
     const std::string go = p.reg('p'), started = p.label("c_turn");
     p.op("setp.eq.u32 ", go, ", ", waits, ", 0");
@@ -1091,7 +1427,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     p.place(started);
   }
   tile_coords(p, c, unit, m_blk, n_blk);
-  p.op("mov.u32 ", kb, ", 0");
+  p.op("mov.u32 ", kb, ", ", w.kb0);
   // One k block: wait for its stage, queue its products (TF32: into fragment set `set`),
   // release the previous k block's stage once its products are done, move on.
   auto k_block = [&](int set) {
@@ -1103,8 +1439,8 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     p.op("cvt.u64.u32 ", s64, ", ", stage);
     p.op("mul.lo.u64 ", oa, ", ", s64, ", ", kABytes / 16);  // descriptor units of 16 bytes
     p.op("add.s64 ", da, ", ", desc_a0, ", ", oa);
-    // The first k block of a tile overwrites the accumulators (scale-d false).
-    p.op("setp.ne.u32 ", accumulate, ", ", kb, ", 0");
+    // The first k block of an item overwrites the accumulators (scale-d false).
+    p.op("setp.ne.u32 ", accumulate, ", ", kb, ", ", w.kb0);
     if (l.tf32)
       tf32_products(p, c, set, stage, da, frag_off, accumulate, always);
     else
@@ -1120,7 +1456,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
       p.op("@", none, " bra ", dfr_end);
       deferred_unit(p, c, act, df, b1, b0);
       p.op("add.u32 ", next, ", ", kb, ", 1");
-      p.op("setp.eq.u32 ", last, ", ", next, ", ", c.k_blocks);
+      p.op("setp.eq.u32 ", last, ", ", next, ", ", w.kb1);
       p.op("@", last, " bra ", again);
       p.place(dfr_end);
     }
@@ -1128,7 +1464,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     // fragment set, which the next k block refills): release it.
     p.op("wgmma.wait_group.sync.aligned 1");
     const std::string rel = p.reg('p'), not_first = p.reg('p');
-    p.op("setp.ne.u32 ", not_first, ", ", kb, ", 0");
+    p.op("setp.ne.u32 ", not_first, ", ", kb, ", ", w.kb0);
     p.op("and.pred ", rel, ", ", not_first, ", ", lane0);
     release(rel, prev);
     p.op("mov.u32 ", prev, ", ", stage);
@@ -1139,7 +1475,7 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
   if (!l.tf32) {
     k_block(0);
     const std::string more = p.reg('p');
-    p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
+    p.op("setp.lt.u32 ", more, ", ", kb, ", ", w.kb1);
     p.op("@", more, " bra ", k_loop);
   } else {
     // Two fragment sets in turn: the loop body is two k blocks. An odd count leaves after
@@ -1148,10 +1484,10 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     // run, and ptxas would then serialise every wgmma (C7513).
     const std::string done = p.reg('p'), more = p.reg('p'), k_end = p.label("c_k_end");
     k_block(0);
-    p.op("setp.ge.u32 ", done, ", ", kb, ", ", c.k_blocks);
+    p.op("setp.ge.u32 ", done, ", ", kb, ", ", w.kb1);
     p.op("@", done, " bra ", k_end);
     k_block(1);
-    p.op("setp.lt.u32 ", more, ", ", kb, ", ", c.k_blocks);
+    p.op("setp.lt.u32 ", more, ", ", kb, ", ", w.kb1);
     p.op("@", more, " bra ", k_loop);
     p.place(k_end);
   }
@@ -1171,6 +1507,11 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     skip();
     p.op("mov.u32 ", waits, ", 1");
   }
+  const std::string item_end = p.label("c_item_end");
+  if (c.split_tail) {
+    store_part(p, c, w, tid, item_end);
+    add_parts(p, c, w, tid);
+  }
 
   if (l.tf32) {
     epilogue_f32(p, c, act, d, bias, n, m_blk, n_blk, box_index, quad, chunk);
@@ -1179,8 +1520,8 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     epilogue(p, c, act, o, l.tile_n / 32 - df.groups, b1, b0);
     if (df.groups > 0) defer_groups(p, c, o, df);
   }
-  p.op("add.u32 ", unit, ", ", unit, ", ", unit_step);
-  p.op("bra ", unit_loop);
+  p.place(item_end);
+  work_next(p, c, w, unit_step, unit_loop, flush);
   if (df.groups > 0) {
     // No unit left: the last tile's deferred units, then exit.
     const std::string none = p.reg('p');
@@ -1190,6 +1531,44 @@ void consumer(Ptx& p, const Common& c, Activation act, const std::string& tid, c
     deferred_unit(p, c, act, df, b1, b0);
     p.op("bra ", flush);
   }
+}
+
+// The split tiles' flags of one device (Sm90GemmConfig::split_tail): device memory that
+// lives as long as the device, zeroed when made, and a sequence number new for every call,
+// so that no call mistakes a flag an earlier one left for its own. One u64 per split tile;
+// fewer split tiles than SMs.
+struct SplitFlags {
+  uint64_t address = 0;
+  uint32_t sequence = 0;
+};
+
+SplitFlags split_flags(CudaDevice& dev, int64_t split) {
+  struct State {
+    uint64_t address = 0;
+    int64_t count = 0;
+    uint32_t sequence = 0;
+  };
+  static std::mutex mu;
+  static auto* states = new std::map<int, State>();  // devices live until the process ends
+  std::lock_guard lock(mu);
+  State& st = (*states)[dev.index()];
+  const int64_t need = std::max<int64_t>({split, int64_t(dev.props().sm_count), 1});
+  const Driver& drv = driver();
+  auto zero = [&] {
+    check(drv.memset_d8_async(CUdeviceptr(st.address), 0, size_t(st.count) * 8, dev.stream()),
+          "cuMemsetD8Async");
+  };
+  if (st.count < need) {
+    // The old flags may still be in use by queued calls: they are left as they are.
+    st.address = uint64_t(reinterpret_cast<uintptr_t>(dev.allocator().allocate(size_t(need) * 8)));
+    st.count = need;
+    zero();
+  }
+  if (++st.sequence == 0) {  // wrapped: start again from cleared flags
+    zero();
+    st.sequence = 1;
+  }
+  return SplitFlags{st.address, st.sequence};
 }
 
 uint64_t address_of(const Tensor& t) {
@@ -1217,7 +1596,7 @@ std::string Sm90GemmConfig::name() const {
          (store_width != 16 && !l.tf32 ? "_w" + std::to_string(store_width) : "") +
          (split_division && (act == Activation::Gelu || act == Activation::Silu) ? "_rcp" : "") +
          (deferred_groups > 0 ? "_d" + std::to_string(deferred_groups) : "") +
-         (bias_dtype == DType::BF16 ? "_bias16" : "") +
+         (bias_dtype == DType::BF16 ? "_bias16" : "") + (split_tail ? "_sk" : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
 }
 
@@ -1244,6 +1623,8 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
       (config.deferred_groups > 0 && (layout.pingpong || layout.tf32)))
     fail<BackendError>(kOp, "deferred_groups ", config.deferred_groups, " (0 .. ", kGroups,
                        ", and 0 unless cooperative BF16)");
+  if (config.split_tail && (layout.pingpong || layout.tf32 || config.cluster != 1))
+    fail<BackendError>(kOp, "split_tail needs the cooperative BF16 kernel with clusters of 1");
   if (layout.stages < 2 || layout.shared_bytes > kSharedLimit)
     fail<BackendError>(kOp, layout.stages, " stages of ", layout.stage_bytes,
                        " bytes do not fit in shared memory");
@@ -1261,6 +1642,11 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   c.split_division = config.split_division;
   c.deferred_groups = config.deferred_groups;
   c.bias_bf16 = config.bias_dtype == DType::BF16;
+  c.split_tail = config.split_tail;
+  c.p_dp_units = name + "_whole_units";
+  c.p_seq = name + "_sequence";
+  c.p_flags = name + "_flags";
+  c.p_work = name + "_workspace";
   const std::string tid = p.reg('r'), raw = p.reg('r'), up = p.reg('r'), first = p.reg('p');
   const std::string ma = p.reg('d'), mb = p.reg('d'), tmap_a = p.reg('d'), tmap_b = p.reg('d');
   c.smem = p.reg('r');
@@ -1285,6 +1671,15 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   p.op("cvta.param.u64 ", tmap_a, ", ", ma);
   p.op("mov.b64 ", mb, ", ", pb);
   p.op("cvta.param.u64 ", tmap_b, ", ", mb);
+  const std::string d_param = p.reg('d'), bias_param = p.reg('d'), d = p.reg('d'),
+                    bias = p.reg('d'), n = p.reg('r');
+  c.tiles_n = p.reg('r');
+  c.num_units = p.reg('r');
+  c.k_blocks = p.reg('r');
+  p.op("ld.param.u32 ", n, ", [", pn, "]");
+  p.op("ld.param.u32 ", c.tiles_n, ", [", ptn, "]");
+  p.op("ld.param.u32 ", c.num_units, ", [", pnu, "]");
+  p.op("ld.param.u32 ", c.k_blocks, ", [", pkb, "]");
   p.op("setp.eq.u32 ", first, ", ", tid, ", 0");
   p.op("@!", first, " bra ", init_done);
   for (int s = 0; s < layout.stages; ++s) {
@@ -1299,6 +1694,7 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   p.op("fence.proxy.async.shared::cta");
   p.op("prefetch.tensormap [", tmap_a, "]");
   p.op("prefetch.tensormap [", tmap_b, "]");
+  if (c.split_tail) write_item_table(p, c);
   p.place(init_done);
   if (c.cluster > 1) {
     // The peer's barriers must be initialised before this CTA's copies complete on them.
@@ -1308,15 +1704,6 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
     p.op("bar.sync 0");
   }
 
-  const std::string d_param = p.reg('d'), bias_param = p.reg('d'), d = p.reg('d'),
-                    bias = p.reg('d'), n = p.reg('r');
-  c.tiles_n = p.reg('r');
-  c.num_units = p.reg('r');
-  c.k_blocks = p.reg('r');
-  p.op("ld.param.u32 ", n, ", [", pn, "]");
-  p.op("ld.param.u32 ", c.tiles_n, ", [", ptn, "]");
-  p.op("ld.param.u32 ", c.num_units, ", [", pnu, "]");
-  p.op("ld.param.u32 ", c.k_blocks, ", [", pkb, "]");
   {
     const std::string wg = p.reg('r'), is_consumer = p.reg('p');
     p.op("shr.u32 ", wg, ", ", tid, ", 7");
@@ -1355,7 +1742,11 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
      << "    .param .u32 " << pn << ",\n"
      << "    .param .u32 " << ptn << ",\n"
      << "    .param .u32 " << pnu << ",\n"
-     << "    .param .u32 " << pkb << ")\n"
+     << "    .param .u32 " << pkb;
+  if (c.split_tail)
+    os << ",\n    .param .u32 " << c.p_dp_units << ",\n    .param .u32 " << c.p_seq
+       << ",\n    .param .u64 " << c.p_flags << ",\n    .param .u64 " << c.p_work;
+  os << ")\n"
      << "    .maxntid " << T::kThreads << ", 1, 1\n"
      << "    .minnctapersm 1\n";
   if (c.cluster > 1) os << "    .reqnctapercluster " << c.cluster << ", 1, 1\n";
@@ -1422,7 +1813,14 @@ Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype
                         .schedule = Sm90Schedule::Cooperative,
                         .store_width = 16,
                         .dtype = dtype,
-                        .deferred_groups = dtype == DType::BF16 ? 5 : 0};
+                        .deferred_groups = dtype == DType::BF16 ? 5 : 0,
+                        .split_tail = dtype == DType::BF16 && cluster == 1};
+}
+
+int64_t sm90_gemm_split_tiles(int64_t units, int64_t grid, int64_t k_blocks) {
+  if (grid <= 0 || units / grid < 2 || k_blocks < 4) return 0;
+  const int64_t split = units % grid;
+  return 2 * split <= grid ? split : 0;
 }
 
 int sm90_gemm_cluster(const Sm90GemmArgs& args) {
@@ -1486,7 +1884,18 @@ void sm90_gemm_bias_act(CudaDevice& dev, const Sm90GemmArgs& args) {
   const LaunchConfig cfg{.grid = {unsigned(clusters * cluster), 1, 1},
                          .block = {unsigned(T::kThreads), 1, 1},
                          .shared_bytes = unsigned(layout.shared_bytes)};
-  launch_kernel(dev, f, cfg, name, map_a, map_b, args.d, args.bias, n, tiles_n, units, k_blocks);
+  if (!config.split_tail) {
+    launch_kernel(dev, f, cfg, name, map_a, map_b, args.d, args.bias, n, tiles_n, units, k_blocks);
+    return;
+  }
+  // With no tile split, the kernel reads neither the flags nor the workspace.
+  const int64_t split = sm90_gemm_split_tiles(units, clusters, k_blocks);
+  const uint32_t whole = units - uint32_t(split);
+  const SplitFlags flags = split > 0 ? split_flags(dev, split) : SplitFlags{};
+  const DeviceTemp work(dev, size_t(split > 0 ? clusters * kSplitTileBytes : 0));  // a slot per CTA
+  const uint64_t work_addr = uint64_t(reinterpret_cast<uintptr_t>(work.get()));
+  launch_kernel(dev, f, cfg, name, map_a, map_b, args.d, args.bias, n, tiles_n, units, k_blocks,
+                whole, flags.sequence, flags.address, work_addr);
 }
 
 Tensor sm90_gemm_bias_act(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act,

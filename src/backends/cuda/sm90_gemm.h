@@ -48,6 +48,9 @@
 //    activation, BF16, 8-byte stores from registers) runs while the other's products do;
 //    6 stages of 32 KiB. (Cooperative: both on one 128 x 256 tile, 64 rows each with
 //    m64n256k16, 4 stages of 48 KiB.)
+//  - split tail (the default for BF16 with clusters of 1): when the last wave of tiles
+//    would fill at most half of the grid, its tiles are split along K over every CTA
+//    (stream-K), the CTA with a tile's last k blocks adding the other parts (a fixed order);
 //  - the stages are handed over through mbarriers: full[s] (producer's expect_tx, completed
 //    by the copies' bytes) and empty[s] (one arrival per consumer warp reading the stage, of
 //    every CTA of the cluster, once its wgmma reading the stage has completed).
@@ -138,6 +141,15 @@ struct Sm90GemmConfig {
   // The bias's dtype: F32, or BF16 (BF16 operands only), widened in the kernel; "_bias16"
   // in the name.
   DType bias_dtype = DType::F32;
+  // Cooperative BF16 with clusters of 1 only ("_sk" in the name): the tiles of a last wave
+  // that would leave at least half of the grid idle are split along K over every CTA
+  // (stream-K; sm90_gemm_split_tiles says when). Each CTA computes its part of them after
+  // its whole tiles; the CTA with a tile's last k blocks adds the other parts' f32
+  // accumulators (from a workspace, in a fixed order) and runs the epilogue. A split
+  // tile's sum is grouped differently from the unsplit kernel's, so its outputs may differ
+  // from it (and from the staged path) by the rounding of those f32 additions; they are
+  // the same on every call with the same grid. sm90_gemm.cpp, "Split tail", has the rest.
+  bool split_tail = false;
 
   // The entry point's name, e.g. "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp" (the
   // defaults; "_w8" for 8-byte stores, "_rcp" for split division where the activation
@@ -159,7 +171,11 @@ Sm90GemmLayout sm90_gemm_layout(const Sm90GemmConfig& config);
 // order: tensor map of A (128 bytes), tensor map of B (128 bytes), D (u64 address), bias
 // (u64 address of config.bias_dtype), N (u32, D's row stride in elements), tiles along N (u32: N /
 // layout's tile_n), work units (u32: tiles / cluster; a unit is `cluster` tiles stacked
-// along M), K blocks of 64 (u32). Launch with Sm90GemmTile::kThreads threads,
+// along M), K blocks of 64 (u32); with split_tail four more: the tiles computed whole
+// (u32: the first ones in tile order; the rest are split), the call's sequence number
+// (u32, never 0, new for every call while the flags live), the split tiles' flags (u64
+// address, one u64 per split tile, never written by anything else), their workspace (u64
+// address, kSplitTileBytes per CTA of the grid). Launch with Sm90GemmTile::kThreads threads,
 // sm90_gemm_layout(config).shared_bytes bytes of dynamic shared memory and a grid of a
 // multiple of `cluster` CTAs (the kernel declares its cluster shape, .reqnctapercluster).
 // Throws BackendError for an activation it does not implement, an ISA older than 8.0, a
@@ -189,6 +205,16 @@ struct Sm90GemmArgs {
 
 // The cluster size sm90_gemm_bias_act uses for args.
 int sm90_gemm_cluster(const Sm90GemmArgs& args);
+
+// Split tail (Sm90GemmConfig::split_tail): how many of `units` tiles of `k_blocks` k blocks
+// a grid of `grid` CTAs splits along K: the last wave's (units % grid), when it fills at
+// most half of the grid, each CTA has at least two whole tiles before it and there are at
+// least 4 k blocks; else 0. On an H100 (numr_sm90_gemm_probe --variants --gap-ms 50, N = K
+// = 4096, over the unsplit kernel, Gelu / None): a last wave 12% full (M = 8576) 0.966 /
+// 0.966, 48% (8960) 0.992 / 0.998, 61% (9088) 1.006 / 1.007, 76% (8192) 1.010 / 1.015.
+int64_t sm90_gemm_split_tiles(int64_t units, int64_t grid, int64_t k_blocks);
+// Workspace bytes per split tile: its 128 x 256 f32 accumulators.
+inline constexpr int64_t kSplitTileBytes = int64_t(Sm90GemmTile::kM) * Sm90GemmTile::kN * 4;
 
 // The kernel sm90_gemm_bias_act runs when the call names none: cooperative 128 x 256 tiles
 // (BF16 with 16-byte stores); TF32 "TF32" above has the figures. BF16 over the plain matmul
