@@ -173,8 +173,8 @@ Sm90GemmLayout sm90_gemm_layout(const Sm90GemmConfig& config);
 // layout's tile_n), work units (u32: tiles / cluster; a unit is `cluster` tiles stacked
 // along M), K blocks of 64 (u32); with split_tail four more: the tiles computed whole
 // (u32: the first ones in tile order; the rest are split), the call's sequence number
-// (u32, never 0, new for every call while the flags live), the split tiles' flags (u64
-// address, one u64 per split tile, never written by anything else), their workspace (u64
+// (u32, never 0, new for every call while the flags live), the CTAs' flags (u64 address,
+// one u64 per CTA of the grid, never written by anything else), their workspace (u64
 // address, kSplitTileBytes per CTA of the grid). Launch with Sm90GemmTile::kThreads threads,
 // sm90_gemm_layout(config).shared_bytes bytes of dynamic shared memory and a grid of a
 // multiple of `cluster` CTAs (the kernel declares its cluster shape, .reqnctapercluster).
@@ -213,7 +213,7 @@ int sm90_gemm_cluster(const Sm90GemmArgs& args);
 // = 4096, over the unsplit kernel, Gelu / None): a last wave 12% full (M = 8576) 0.966 /
 // 0.966, 48% (8960) 0.992 / 0.998, 61% (9088) 1.006 / 1.007, 76% (8192) 1.010 / 1.015.
 int64_t sm90_gemm_split_tiles(int64_t units, int64_t grid, int64_t k_blocks);
-// Workspace bytes per split tile: its 128 x 256 f32 accumulators.
+// Workspace bytes per CTA of a split-tail grid: one tile's 128 x 256 f32 accumulators.
 inline constexpr int64_t kSplitTileBytes = int64_t(Sm90GemmTile::kM) * Sm90GemmTile::kN * 4;
 
 // The kernel sm90_gemm_bias_act runs when the call names none: cooperative 128 x 256 tiles
