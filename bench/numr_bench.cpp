@@ -622,10 +622,14 @@ void reduction_cases(Bench& bench) {
   bench.memory_op("softmax (dim 0)", s, 2 * n * f4, [&] { return numr::softmax(x.n, 0); },
                   [&] { return at::softmax(x.t, 0); }, t);
 
-  // The same element count in other shapes: short softmax rows, a tall column sum.
+  // The same element count in other shapes: short softmax rows, a tall matrix's row and
+  // column sums.
   const std::vector<int64_t> tall = {16384, 1024}, short_rows = {262144, 64};
   const Pair xt = make_inputs(tall, 8, numr::DType::F32);
   const Pair xs = make_inputs(short_rows, 9, numr::DType::F32);
+  bench.memory_op(
+      "sum (last dim)", shape_str(tall, "f32"), n * f4 + 16384 * f4,
+      [&] { return numr::sum(xt.n, {-1}); }, [&] { return at::sum(xt.t, {-1}); }, t);
   bench.memory_op("sum (dim 0)", shape_str(tall, "f32"), n * f4 + 1024 * f4,
                   [&] { return numr::sum(xt.n, {0}); }, [&] { return at::sum(xt.t, {0}); }, t);
   bench.memory_op("softmax (last dim)", shape_str(short_rows, "f32"), 2 * n * f4,

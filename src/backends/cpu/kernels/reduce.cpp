@@ -78,9 +78,13 @@ inline double hsum(V v) {
 // Asks for the count values that lie n past p: the following chunk. A second pass over a
 // chunk (in cache) is arithmetic, and this lets the memory reads of the next chunk's
 // first pass overlap it. Prefetches never fault, so an address past the tensor is harmless.
+// A chunk under 4 KiB is read in less time than its prefetches take to arrive: there
+// they ask for the lines being read (sums over rows of 1 KiB ran 10-20% slower when
+// they asked for the next chunk). A select, not a branch, so that the loops keep one body.
 template <class C>
 inline void prefetch_next(const C* p, int64_t n, int64_t count) {
-  const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(n) * sizeof(C);
+  const int64_t ahead = n * int64_t(sizeof(C)) < 4096 ? 0 : n;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p) + uintptr_t(ahead) * sizeof(C);
   for (int64_t k = 0; k < count * int64_t(sizeof(C)); k += 64)
     __builtin_prefetch(reinterpret_cast<const void*>(at + uintptr_t(k)));
 }
@@ -436,6 +440,12 @@ void feed_range(const Ctx& c, int64_t base, int64_t b, int64_t e,
   const int last = c.red.ndim - 1;
   const int64_t rs = c.red.strides[0][last];
   const bool direct = rs == 1 && c.in_dt == dtype_of_v<C>;
+  if (direct && c.red.ndim == 1) {  // one contiguous run: no index arithmetic per chunk
+    const C* src = reinterpret_cast<const C*>(c.in + base * c.in_esize);
+    for (int64_t j = b; j < e; j += kChunk)
+      Reducer<C, Op>::feed(st, src + j, std::min(kChunk, e - j), j);
+    return;
+  }
   int64_t pos = b;
   for_each_row(c.red, b, e, [&](const int64_t* offs, int64_t len) {
     for (int64_t j = 0; j < len; j += kChunk) {
