@@ -630,6 +630,15 @@ void reduction_cases(Bench& bench) {
   bench.memory_op(
       "sum (last dim)", shape_str(tall, "f32"), n * f4 + 16384 * f4,
       [&] { return numr::sum(xt.n, {-1}); }, [&] { return at::sum(xt.t, {-1}); }, t);
+  // A transposed view read into a row-major result: made contiguous, and as an input.
+  const numr::Tensor tn = numr::transpose(xt.n, 0, 1);
+  const at::Tensor tt = xt.t.transpose(0, 1);
+  bench.memory_op(
+      "contiguous of transpose", "f32 [1024, 16384]", 2 * n * f4,
+      [&] { return numr::contiguous(tn); }, [&] { return tt.contiguous(); }, t);
+  bench.memory_op(
+      "exp of transpose", "f32 [1024, 16384]", 2 * n * f4, [&] { return numr::exp(tn); },
+      [&] { return at::exp(tt); }, t);
   bench.memory_op("sum (dim 0)", shape_str(tall, "f32"), n * f4 + 1024 * f4,
                   [&] { return numr::sum(xt.n, {0}); }, [&] { return at::sum(xt.t, {0}); }, t);
   bench.memory_op("softmax (last dim)", shape_str(short_rows, "f32"), 2 * n * f4,

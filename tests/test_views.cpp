@@ -403,5 +403,66 @@ TEST(ParityView, EveryViewAndCopyOp) {
   }
 }
 
+// Copies whose source walks its innermost dim with a stride while another dim is
+// contiguous in it go through blocks of 16 x 16 (kernels/copy.cpp); these views are large
+// enough for it (4096 elements and more), with edges that are not whole blocks, every
+// element size, the contiguous dim apart from the last, an offset, and a reversed last dim.
+TEST(ParityView, TransposingCopies) {
+  struct Case {
+    std::string name;
+    Shape in;
+    std::function<Tensor(const Tensor&)> apply;
+    Shape out;
+    std::function<Index(const Index&)> source;
+  };
+  const std::vector<Case> cases = {
+      {"transpose",
+       {37, 150},
+       [](const Tensor& x) { return transpose(x, 0, 1); },
+       {150, 37},
+       [](const Index& i) {
+         return Index{i[1], i[0]};
+       }},
+      {"permute",
+       {9, 40, 33},
+       [](const Tensor& x) {
+         return permute(x, {2, 0, 1});
+       },
+       {33, 9, 40},
+       [](const Index& i) {
+         return Index{i[1], i[2], i[0]};
+       }},
+      {"narrowed transpose",
+       {70, 90},
+       [](const Tensor& x) { return transpose(narrow(x, 1, 5, 80), 0, 1); },
+       {80, 70},
+       [](const Index& i) {
+         return Index{i[1], i[0] + 5};
+       }},
+      {"flipped transpose",
+       {64, 100},
+       [](const Tensor& x) { return flip(transpose(x, 0, 1), {1}); },
+       {100, 64},
+       [](const Index& i) {
+         return Index{63 - i[1], i[0]};
+       }},
+  };
+  for (const Case& c : cases) {
+    test::for_each_case(
+        OpId::contiguous, test::dtypes_of(OpId::contiguous), [&](DType t, Device dev) {
+          test::InputSpec spec;
+          spec.lo = -100;
+          spec.hi = 100;
+          const Tensor x = test::make_input(c.in, t, dev, spec, 12);
+          const RefTensor xr = test::to_ref(x);
+          const Tensor y = contiguous(c.apply(x));
+          const RefTensor want = build(c.out, [&](const Index& i) { return at(xr, c.source(i)); });
+          std::string msg = test::compare(y, want, {0.0, 0.0, 0.0});
+          if (msg.empty() && !y.is_contiguous()) msg = "not contiguous";
+          return msg.empty() ? msg : c.name + ": " + msg;
+        });
+  }
+}
+
 }  // namespace
 }  // namespace numr

@@ -55,4 +55,13 @@ LoopPlan make_loop_plan(const char* op, const Shape& shape,
   return p;
 }
 
+int transposed_dim(const LoopPlan& p, int k) {
+  const int last = p.ndim - 1;
+  const int64_t s = p.strides[k][last];
+  if (p.ndim < 2 || p.strides[0][last] != 1 || s == 1 || s == 0) return -1;
+  for (int d = last - 1; d >= 0; --d)
+    if (p.strides[k][d] == 1) return d;
+  return -1;
+}
+
 }  // namespace numr::cpu

@@ -24,6 +24,12 @@ struct LoopPlan {
 LoopPlan make_loop_plan(const char* op, const Shape& shape,
                         std::initializer_list<const Strides*> strides);
 
+// The outer dim in which operand k is contiguous while its innermost dim is strided (not
+// broadcast) and operand 0's is contiguous, as when a transposed view is read into a
+// row-major result: along operand 0's rows each of operand k's reads touches a new cache
+// line. -1 when there is none.
+int transposed_dim(const LoopPlan& p, int k);
+
 // Calls row(offsets, len) for each maximal run of the innermost dim inside the flat
 // row-major index range [begin, end); offsets[k] is operand k's element offset of the run's
 // first element.

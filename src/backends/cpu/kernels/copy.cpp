@@ -2,6 +2,7 @@
 // around the BLAS.
 
 #include <immintrin.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -53,6 +54,64 @@ void move_convert(const char* src, DType st, int64_t ss, char* dst, DType dt, in
   });
 }
 
+// A transposing copy's block: kBlock x kBlock elements. Blocks of 16 took 11.6-14.6 ms to
+// make a transposed [16384, 1024] F32 matrix contiguous, 8: 13-14, 32: 19-21, 64: 19.
+constexpr int64_t kBlock = 16;
+
+// Copies blocks [i0, i0 + bi) x [j0, j0 + bj) of dims (d, last): reads run along d (the
+// source's contiguous dim), writes along last (the destination's).
+template <class T>
+void move_block(const char* src, int64_t s_d, int64_t s_l, char* dst, int64_t d_d, int64_t bi,
+                int64_t bj) {
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  T tile[kBlock][kBlock];
+  for (int64_t j = 0; j < bj; ++j)
+    for (int64_t i = 0; i < bi; ++i) tile[i][j] = s[i * s_d + j * s_l];
+  for (int64_t i = 0; i < bi; ++i)
+    for (int64_t j = 0; j < bj; ++j) d[i * d_d + j] = tile[i][j];
+}
+
+// A same-dtype copy through blocks of dims (d, last), for copies where the source's
+// innermost dim is strided but dim d is contiguous in it: going along the destination's
+// rows, each read would touch a new cache line (contiguous() of a transposed [16384,
+// 1024] F32 matrix took 59 ms that way). A thread takes the blocks down dim d first, so
+// that it reads the same source rows block after block (with the blocks along the last
+// dim first: 24 ms).
+void copy_transposed(const LoopPlan& plan, int d, const char* sb, char* db, size_t es) {
+  const int last = plan.ndim - 1;
+  const int64_t rows = plan.shape[d], cols = plan.shape[last];
+  const int64_t bi_n = (rows + kBlock - 1) / kBlock, bj_n = (cols + kBlock - 1) / kBlock;
+  const int64_t outer = plan.numel / (rows * cols);
+  const int64_t items = outer * bi_n * bj_n;
+  ThreadPool::instance().parallel_for(items, 16, [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      int64_t rest = item / (bi_n * bj_n);
+      const int64_t blk = item % (bi_n * bj_n), i0 = (blk % bi_n) * kBlock,
+                    j0 = (blk / bi_n) * kBlock;
+      int64_t so = i0 * plan.strides[1][d] + j0 * plan.strides[1][last],
+              dof = i0 * plan.strides[0][d] + j0 * plan.strides[0][last];
+      for (int k = last; k >= 0; --k) {  // the other dims, innermost first
+        if (k == d || k == last) continue;
+        const int64_t idx = rest % plan.shape[k];
+        rest /= plan.shape[k];
+        so += idx * plan.strides[1][k];
+        dof += idx * plan.strides[0][k];
+      }
+      const int64_t bi = std::min(kBlock, rows - i0), bj = std::min(kBlock, cols - j0);
+      const char* s = sb + so * int64_t(es);
+      char* t = db + dof * int64_t(es);
+      const int64_t s_l = plan.strides[1][last], d_d = plan.strides[0][d];
+      switch (es) {
+        case 1: move_block<uint8_t>(s, 1, s_l, t, d_d, bi, bj); break;
+        case 2: move_block<uint16_t>(s, 1, s_l, t, d_d, bi, bj); break;
+        case 4: move_block<uint32_t>(s, 1, s_l, t, d_d, bi, bj); break;
+        default: move_block<uint64_t>(s, 1, s_l, t, d_d, bi, bj); break;
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void copy(const CopyCall& call) {
@@ -63,6 +122,10 @@ void copy(const CopyCall& call) {
   char* db = static_cast<char*>(call.dst.base) + call.dst.offset * int64_t(des);
   const bool same = call.src.dtype == call.dst.dtype;
   const int last = plan.ndim - 1;
+  if (const int d = transposed_dim(plan, 1); same && d >= 0 && plan.numel >= 4096) {
+    copy_transposed(plan, d, sb, db, ses);
+    return;
+  }
   ThreadPool::instance().parallel_for(plan.numel, 65536, [&](int64_t b, int64_t e) {
     for_each_row(plan, b, e, [&](const int64_t* offs, int64_t len) {
       const int64_t ds = plan.strides[0][last], ss = plan.strides[1][last];
