@@ -58,6 +58,39 @@ void move_convert(const char* src, DType st, int64_t ss, char* dst, DType dt, in
 // make a transposed [16384, 1024] F32 matrix contiguous, 8: 13-14, 32: 19-21, 64: 19.
 constexpr int64_t kBlock = 16;
 
+#if NUMR_ISA_LEVEL >= 3
+// A whole block of 16 x 16 4-byte elements through registers: row j of the block is the
+// source's run s + j * s_l (16 elements along dim d); four rounds of shuffles turn them
+// into the destination's rows d + i * d_d. After the 32-bit and 64-bit unpacks, u[4k + m]
+// holds in its 128-bit lane L the elements (rows 4k .. 4k + 3, column 4L + m); the lane
+// shuffles gather the lanes L of u[m], u[4 + m], u[8 + m] and u[12 + m].
+template <class T>
+inline void transpose16(const T* s, int64_t s_l, T* d, int64_t d_d) {
+  __m512i r[16], u[16];
+  for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(s + j * s_l);
+  for (int k = 0; k < 8; ++k) {
+    u[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+    u[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    r[4 * k] = _mm512_unpacklo_epi64(u[4 * k], u[4 * k + 2]);
+    r[4 * k + 1] = _mm512_unpackhi_epi64(u[4 * k], u[4 * k + 2]);
+    r[4 * k + 2] = _mm512_unpacklo_epi64(u[4 * k + 1], u[4 * k + 3]);
+    r[4 * k + 3] = _mm512_unpackhi_epi64(u[4 * k + 1], u[4 * k + 3]);
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512i v0 = _mm512_shuffle_i32x4(r[m], r[4 + m], 0x44),
+                  v1 = _mm512_shuffle_i32x4(r[m], r[4 + m], 0xEE),
+                  v2 = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0x44),
+                  v3 = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0xEE);
+    _mm512_storeu_si512(d + m * d_d, _mm512_shuffle_i32x4(v0, v2, 0x88));
+    _mm512_storeu_si512(d + (4 + m) * d_d, _mm512_shuffle_i32x4(v0, v2, 0xDD));
+    _mm512_storeu_si512(d + (8 + m) * d_d, _mm512_shuffle_i32x4(v1, v3, 0x88));
+    _mm512_storeu_si512(d + (12 + m) * d_d, _mm512_shuffle_i32x4(v1, v3, 0xDD));
+  }
+}
+#endif
+
 // Copies blocks [i0, i0 + bi) x [j0, j0 + bj) of dims (d, last): reads run along d (the
 // source's contiguous dim), writes along last (the destination's).
 template <class T>
@@ -65,6 +98,11 @@ void move_block(const char* src, int64_t s_d, int64_t s_l, char* dst, int64_t d_
                 int64_t bj) {
   const T* s = reinterpret_cast<const T*>(src);
   T* d = reinterpret_cast<T*>(dst);
+#if NUMR_ISA_LEVEL >= 3
+  if constexpr (sizeof(T) == 4 && kBlock == 16) {
+    if (bi == 16 && bj == 16 && s_d == 1) return transpose16(s, s_l, d, d_d);
+  }
+#endif
   T tile[kBlock][kBlock];
   for (int64_t j = 0; j < bj; ++j)
     for (int64_t i = 0; i < bi; ++i) tile[i][j] = s[i * s_d + j * s_l];
