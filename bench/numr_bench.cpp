@@ -318,6 +318,9 @@ Pair make_inputs(const std::vector<int64_t>& shape, uint32_t seed, numr::DType d
   if (dtype == numr::DType::BF16) {
     nt = numr::cast(nt, numr::DType::BF16);
     tt = tt.to(at::kBFloat16);
+  } else if (dtype == numr::DType::F64) {
+    nt = numr::cast(nt, numr::DType::F64);
+    tt = tt.to(at::kDouble);
   }
   return {nt, tt};
 }
@@ -639,6 +642,26 @@ void reduction_cases(Bench& bench) {
   bench.memory_op(
       "exp of transpose", "f32 [1024, 16384]", 2 * n * f4, [&] { return numr::exp(tn); },
       [&] { return at::exp(tt); }, t);
+  // Cast to BF16 into a row-major result (libtorch: copy_ into a new row-major tensor; its
+  // `to` would keep the transposed layout).
+  bench.memory_op(
+      "cast of transpose", "f32 [1024, 16384] to bf16", n * (f4 + 2),
+      [&] { return numr::cast(tn, numr::DType::BF16); },
+      [&] {
+        return at::empty({1024, 16384}, at::kBFloat16).copy_(tt);
+      },
+      t);
+  // The same in 2-byte and 8-byte elements.
+  for (const numr::DType dt : {numr::DType::BF16, numr::DType::F64}) {
+    const Pair xo = make_inputs(tall, 10, dt);
+    const numr::Tensor on = numr::transpose(xo.n, 0, 1);
+    const at::Tensor ot = xo.t.transpose(0, 1);
+    const double es = double(numr::dtype_size(dt));
+    bench.memory_op(
+        "contiguous of transpose",
+        shape_str({1024, 16384}, dt == numr::DType::BF16 ? "bf16" : "f64"), 2 * n * es,
+        [&] { return numr::contiguous(on); }, [&] { return ot.contiguous(); }, t);
+  }
   bench.memory_op("sum (dim 0)", shape_str(tall, "f32"), n * f4 + 1024 * f4,
                   [&] { return numr::sum(xt.n, {0}); }, [&] { return at::sum(xt.t, {0}); }, t);
   bench.memory_op("softmax (last dim)", shape_str(short_rows, "f32"), 2 * n * f4,

@@ -464,5 +464,55 @@ TEST(ParityView, TransposingCopies) {
   }
 }
 
+// A transposed 2-D matrix's reference: element (i, j) of the result is x[j, i].
+RefTensor transposed_ref(const RefTensor& x) {
+  const int64_t r = x.shape[0], c = x.shape[1];
+  RefTensor t{{c, r}, std::vector<double>(x.v.size())};
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) t.v[size_t(j * r + i)] = x.v[size_t(i * c + j)];
+  return t;
+}
+
+// Results of 8 MiB and more are written with non-temporal stores, in whole tiles where the
+// rows are whole cache lines apart (every 2-, 4- and 8-byte dtype), element by element in
+// the partial blocks at the end of the 1030 rows.
+TEST(ParityView, LargeTransposingCopies) {
+  test::for_each_case(
+      OpId::contiguous, test::dtypes_of(OpId::contiguous), [&](DType t, Device dev) {
+        const int64_t es = int64_t(dtype_size(t));
+        if (es == 1) return std::string();  // no register transposes, no streaming
+        const Shape in = {(int64_t(8) << 20) / es / 1024, 1030};
+        test::InputSpec spec;
+        spec.lo = -100;
+        spec.hi = 100;
+        const Tensor x = test::make_input(in, t, dev, spec, 13);
+        const Tensor y = contiguous(transpose(x, 0, 1));
+        std::string msg = test::compare(y, transposed_ref(test::to_ref(x)), {0.0, 0.0, 0.0});
+        return msg.empty() && !y.is_contiguous() ? "not contiguous" : msg;
+      });
+}
+
+// A cast of a large transposed view goes through a transposing copy in the source dtype;
+// integer values in [-100, 100] are exact in every dtype cast to here.
+TEST(ParityView, TransposingCasts) {
+  const std::vector<DType> targets = {DType::F64,  DType::F32, DType::F16,
+                                      DType::BF16, DType::I64, DType::I32};
+  test::for_each_case(OpId::cast, test::dtypes_of(OpId::cast), [&](DType t, Device dev) {
+    test::InputSpec spec;
+    spec.lo = -100;
+    spec.hi = 100;
+    spec.integers = true;
+    const Tensor x = test::make_input({300, 261}, t, dev, spec, 14);
+    const RefTensor want = transposed_ref(test::to_ref(x));
+    for (DType to : targets) {
+      if (to == t) continue;
+      const Tensor y = cast(transpose(x, 0, 1), to);
+      if (std::string msg = test::compare(y, want, {0.0, 0.0, 0.0}); !msg.empty())
+        return "to " + std::string(dtype_name(to)) + ": " + msg;
+    }
+    return std::string();
+  });
+}
+
 }  // namespace
 }  // namespace numr

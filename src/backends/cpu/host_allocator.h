@@ -34,4 +34,17 @@ class HostAllocator {
   size_t limit_bytes_;
 };
 
+// A kernel's scratch block from the HostAllocator, returned when it goes out of scope.
+class HostScratch {
+ public:
+  explicit HostScratch(size_t nbytes) : p_(HostAllocator::instance().allocate(nbytes)) {}
+  HostScratch(const HostScratch&) = delete;
+  HostScratch& operator=(const HostScratch&) = delete;
+  ~HostScratch() { HostAllocator::instance().deallocate(p_); }
+  void* get() const { return p_; }
+
+ private:
+  void* p_;
+};
+
 }  // namespace numr::cpu

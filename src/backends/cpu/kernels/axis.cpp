@@ -34,7 +34,6 @@ constexpr int64_t kGrain = 16384;  // elements of work per thread task, at least
 constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded into double
 constexpr int64_t kScratchBytes = int64_t(2) << 20;  // a thread's kept softmax exponentials
 constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
-constexpr int64_t kStreamBytes = int64_t(8) << 20;   // outputs this large: non-temporal stores
 constexpr int64_t kRowStage = 8192;  // elements of a block of softmax rows kept apart
 constexpr int64_t kMaxLanes = 16;    // the widest vector's lanes
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include "backends/cpu/host_allocator.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/loop_plan.h"
 #include "core/thread_pool.h"
@@ -13,6 +14,7 @@
 #include "backends/cpu/kernels/isa.h"  // after every system header
 
 #include "backends/cpu/kernels/convert.h"
+#include "backends/cpu/kernels/transpose_tile.h"
 
 namespace numr::cpu::NUMR_ISA {
 namespace {
@@ -54,58 +56,43 @@ void move_convert(const char* src, DType st, int64_t ss, char* dst, DType dt, in
   });
 }
 
-// A transposing copy's block: kBlock x kBlock elements. Blocks of 16 took 11.6-14.6 ms to
-// make a transposed [16384, 1024] F32 matrix contiguous, 8: 13-14, 32: 19-21, 64: 19.
-constexpr int64_t kBlock = 16;
-
-#if NUMR_ISA_LEVEL >= 3
-// A whole block of 16 x 16 4-byte elements through registers: row j of the block is the
-// source's run s + j * s_l (16 elements along dim d); four rounds of shuffles turn them
-// into the destination's rows d + i * d_d. After the 32-bit and 64-bit unpacks, u[4k + m]
-// holds in its 128-bit lane L the elements (rows 4k .. 4k + 3, column 4L + m); the lane
-// shuffles gather the lanes L of u[m], u[4 + m], u[8 + m] and u[12 + m].
+// A transposing copy's block: kBlock x kBlock elements, 64 bytes along either dim (16 of 4
+// or 8 bytes), so that a block's rows are whole cache lines on both sides. For F32, blocks
+// of 16 took 11.6-14.6 ms to make a transposed [16384, 1024] matrix contiguous, 8: 13-14,
+// 32: 19-21, 64: 19 (element by element, before the register transposes).
 template <class T>
-inline void transpose16(const T* s, int64_t s_l, T* d, int64_t d_d) {
-  __m512i r[16], u[16];
-  for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(s + j * s_l);
-  for (int k = 0; k < 8; ++k) {
-    u[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
-    u[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
-  }
-  for (int k = 0; k < 4; ++k) {
-    r[4 * k] = _mm512_unpacklo_epi64(u[4 * k], u[4 * k + 2]);
-    r[4 * k + 1] = _mm512_unpackhi_epi64(u[4 * k], u[4 * k + 2]);
-    r[4 * k + 2] = _mm512_unpacklo_epi64(u[4 * k + 1], u[4 * k + 3]);
-    r[4 * k + 3] = _mm512_unpackhi_epi64(u[4 * k + 1], u[4 * k + 3]);
-  }
-  for (int m = 0; m < 4; ++m) {
-    const __m512i v0 = _mm512_shuffle_i32x4(r[m], r[4 + m], 0x44),
-                  v1 = _mm512_shuffle_i32x4(r[m], r[4 + m], 0xEE),
-                  v2 = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0x44),
-                  v3 = _mm512_shuffle_i32x4(r[8 + m], r[12 + m], 0xEE);
-    _mm512_storeu_si512(d + m * d_d, _mm512_shuffle_i32x4(v0, v2, 0x88));
-    _mm512_storeu_si512(d + (4 + m) * d_d, _mm512_shuffle_i32x4(v0, v2, 0xDD));
-    _mm512_storeu_si512(d + (8 + m) * d_d, _mm512_shuffle_i32x4(v1, v3, 0x88));
-    _mm512_storeu_si512(d + (12 + m) * d_d, _mm512_shuffle_i32x4(v1, v3, 0xDD));
-  }
-}
-#endif
+constexpr int64_t kBlock = sizeof(T) >= 4 ? 16 : 64 / int64_t(sizeof(T));
 
 // Copies blocks [i0, i0 + bi) x [j0, j0 + bj) of dims (d, last): reads run along d (the
-// source's contiguous dim), writes along last (the destination's).
+// source's contiguous dim), writes along last (the destination's). A whole block goes
+// through register transposes of tiles (transpose_tile.h) where the ISA has them, with
+// non-temporal stores if `stream` and the tile's rows are whole cache lines.
 template <class T>
-void move_block(const char* src, int64_t s_d, int64_t s_l, char* dst, int64_t d_d, int64_t bi,
-                int64_t bj) {
+void move_block(const char* src, int64_t s_l, char* dst, int64_t d_d, int64_t bi, int64_t bj,
+                bool stream) {
+  constexpr int64_t B = kBlock<T>;
   const T* s = reinterpret_cast<const T*>(src);
   T* d = reinterpret_cast<T*>(dst);
-#if NUMR_ISA_LEVEL >= 3
-  if constexpr (sizeof(T) == 4 && kBlock == 16) {
-    if (bi == 16 && bj == 16 && s_d == 1) return transpose16(s, s_l, d, d_d);
+#if NUMR_ISA_LEVEL >= 2
+  constexpr int64_t TI = kTileI<sizeof(T)>, TJ = kTileJ<sizeof(T)>;
+  if constexpr (TI > 0) {
+    static_assert(B % TI == 0 && B % TJ == 0);
+    if (bi == B && bj == B) {
+      auto tiles = [&]<bool Stream>() {
+        for (int64_t i = 0; i < B; i += TI)
+          for (int64_t j = 0; j < B; j += TJ)
+            transpose_tile<Stream>(s + i + j * s_l, s_l, d + i * d_d + j, d_d);
+      };
+      if constexpr (kTileStreams<sizeof(T)>)
+        if (stream) return tiles.template operator()<true>();
+      return tiles.template operator()<false>();
+    }
   }
 #endif
-  T tile[kBlock][kBlock];
+  (void)stream;
+  T tile[B][B];
   for (int64_t j = 0; j < bj; ++j)
-    for (int64_t i = 0; i < bi; ++i) tile[i][j] = s[i * s_d + j * s_l];
+    for (int64_t i = 0; i < bi; ++i) tile[i][j] = s[i + j * s_l];
   for (int64_t i = 0; i < bi; ++i)
     for (int64_t j = 0; j < bj; ++j) d[i * d_d + j] = tile[i][j];
 }
@@ -116,19 +103,23 @@ void move_block(const char* src, int64_t s_d, int64_t s_l, char* dst, int64_t d_
 // 1024] F32 matrix took 59 ms that way). A thread takes the blocks down dim d first, so
 // that it reads the same source rows block after block (with the blocks along the last
 // dim first: 24 ms).
-void copy_transposed(const LoopPlan& plan, int d, const char* sb, char* db, size_t es) {
+template <class T>
+void copy_transposed(const LoopPlan& plan, int d, const char* sb, char* db) {
+  constexpr int64_t B = kBlock<T>, es = sizeof(T);
   const int last = plan.ndim - 1;
   const int64_t rows = plan.shape[d], cols = plan.shape[last];
-  const int64_t bi_n = (rows + kBlock - 1) / kBlock, bj_n = (cols + kBlock - 1) / kBlock;
+  const int64_t bi_n = (rows + B - 1) / B, bj_n = (cols + B - 1) / B;
   const int64_t outer = plan.numel / (rows * cols);
   const int64_t items = outer * bi_n * bj_n;
+  const int64_t s_l = plan.strides[1][last], d_d = plan.strides[0][d];
+  // A large result is written with non-temporal stores where a block starts on a cache
+  // line and its rows are whole lines apart: a normal store would read each line first.
+  const bool stream = plan.numel * es >= kStreamBytes && (d_d * es) % 64 == 0;
   ThreadPool::instance().parallel_for(items, 16, [&](int64_t b, int64_t e) {
     for (int64_t item = b; item < e; ++item) {
       int64_t rest = item / (bi_n * bj_n);
-      const int64_t blk = item % (bi_n * bj_n), i0 = (blk % bi_n) * kBlock,
-                    j0 = (blk / bi_n) * kBlock;
-      int64_t so = i0 * plan.strides[1][d] + j0 * plan.strides[1][last],
-              dof = i0 * plan.strides[0][d] + j0 * plan.strides[0][last];
+      const int64_t blk = item % (bi_n * bj_n), i0 = (blk % bi_n) * B, j0 = (blk / bi_n) * B;
+      int64_t so = i0 * plan.strides[1][d] + j0 * s_l, dof = i0 * d_d + j0 * plan.strides[0][last];
       for (int k = last; k >= 0; --k) {  // the other dims, innermost first
         if (k == d || k == last) continue;
         const int64_t idx = rest % plan.shape[k];
@@ -136,17 +127,11 @@ void copy_transposed(const LoopPlan& plan, int d, const char* sb, char* db, size
         so += idx * plan.strides[1][k];
         dof += idx * plan.strides[0][k];
       }
-      const int64_t bi = std::min(kBlock, rows - i0), bj = std::min(kBlock, cols - j0);
-      const char* s = sb + so * int64_t(es);
-      char* t = db + dof * int64_t(es);
-      const int64_t s_l = plan.strides[1][last], d_d = plan.strides[0][d];
-      switch (es) {
-        case 1: move_block<uint8_t>(s, 1, s_l, t, d_d, bi, bj); break;
-        case 2: move_block<uint16_t>(s, 1, s_l, t, d_d, bi, bj); break;
-        case 4: move_block<uint32_t>(s, 1, s_l, t, d_d, bi, bj); break;
-        default: move_block<uint64_t>(s, 1, s_l, t, d_d, bi, bj); break;
-      }
+      char* t = db + dof * es;
+      move_block<T>(sb + so * es, s_l, t, d_d, std::min(B, rows - i0), std::min(B, cols - j0),
+                    stream && reinterpret_cast<uintptr_t>(t) % 64 == 0);
     }
+    if (stream) _mm_sfence();  // order the non-temporal stores before the copy returns
   });
 }
 
@@ -161,7 +146,22 @@ void copy(const CopyCall& call) {
   const bool same = call.src.dtype == call.dst.dtype;
   const int last = plan.ndim - 1;
   if (const int d = transposed_dim(plan, 1); same && d >= 0 && plan.numel >= 4096) {
-    copy_transposed(plan, d, sb, db, ses);
+    switch (ses) {
+      case 1: return copy_transposed<uint8_t>(plan, d, sb, db);
+      case 2: return copy_transposed<uint16_t>(plan, d, sb, db);
+      case 4: return copy_transposed<uint32_t>(plan, d, sb, db);
+      default: return copy_transposed<uint64_t>(plan, d, sb, db);
+    }
+  }
+  if (const int d = transposed_dim(plan, 1); !same && d >= 0 && plan.numel >= kTransposedCopyMin) {
+    // A cast of a transposed view: transposed into a row-major block of the source dtype,
+    // then converted along rows (going along the result's rows, each read would touch a
+    // new cache line).
+    HostScratch temp(size_t(plan.numel) * ses);
+    const TensorRef row_major{temp.get(), 0, call.src.dtype, call.dst.shape,
+                              contiguous_strides(call.dst.shape)};
+    copy(CopyCall{call.src, row_major});
+    copy(CopyCall{row_major, call.dst});
     return;
   }
   ThreadPool::instance().parallel_for(plan.numel, 65536, [&](int64_t b, int64_t e) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "backends/cpu/host_allocator.h"
@@ -27,8 +28,6 @@ namespace {
 using namespace ::numr::math;
 
 constexpr int64_t kChunk = 1024;  // elements per chunk; chunk buffers stay in L1
-// Outputs at least this large bypass the caches (they would not stay there anyway).
-constexpr int64_t kStreamBytes = int64_t(8) << 20;
 
 struct Args {
   OpId op;
@@ -248,9 +247,6 @@ void run_half(const Args& a, int64_t n, uint16_t* out, uint16_t* out2,
 }
 #endif
 
-// Inputs of at least this many elements are copied into row-major order when transposed.
-constexpr int64_t kTransposedCopyMin = 65536;
-
 template <class C>
 void run(const ElementwiseCall& call, const LoopPlan& plan) {
   const Args args{call.op, call.scalars[0], call.scalars[1], call.has_lo, call.has_hi};
@@ -351,17 +347,6 @@ LoopPlan plan_of(const ElementwiseCall& call) {
       {&call.out.strides, &call.in[0].strides, &call.in[1].strides, &call.in[2].strides});
 }
 
-// Host memory for the row-major copies of transposed inputs.
-struct Temp {
-  void* p = nullptr;
-  Temp() = default;
-  Temp(const Temp&) = delete;
-  Temp& operator=(const Temp&) = delete;
-  ~Temp() {
-    if (p) HostAllocator::instance().deallocate(p);
-  }
-};
-
 }  // namespace
 
 void elementwise(const ElementwiseCall& call) {
@@ -372,13 +357,13 @@ void elementwise(const ElementwiseCall& call) {
   // elements would cost a cache line (exp of a transposed [16384, 1024] F32 matrix took
   // 57-62 ms, libtorch's 30).
   ElementwiseCall c = call;
-  Temp temps[3];
+  std::optional<HostScratch> temps[3];
   bool copied = false;
   for (int k = 0; k < call.n_in && plan.numel >= kTransposedCopyMin; ++k) {
     if (transposed_dim(plan, k + 1) < 0) continue;
     TensorRef& in = c.in[size_t(k)];
-    temps[k].p = HostAllocator::instance().allocate(size_t(plan.numel) * dtype_size(in.dtype));
-    const TensorRef row_major{temps[k].p, 0, in.dtype, call.out.shape,
+    temps[k].emplace(size_t(plan.numel) * dtype_size(in.dtype));
+    const TensorRef row_major{temps[k]->get(), 0, in.dtype, call.out.shape,
                               contiguous_strides(call.out.shape)};
     copy(CopyCall{in, row_major});
     in = row_major;

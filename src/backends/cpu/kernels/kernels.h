@@ -8,6 +8,15 @@
 
 namespace numr::cpu {
 
+// Results at least this large are written with non-temporal stores where the kernel can:
+// they would not stay in the caches, and a normal store reads each line before writing it.
+constexpr int64_t kStreamBytes = int64_t(8) << 20;
+
+// Transposed views (loop_plan.h: transposed_dim) of at least this many elements are first
+// copied into row-major order by the transposing copy where an op reads them along the
+// result's rows (elementwise ops, casts).
+constexpr int64_t kTransposedCopyMin = 65536;
+
 // Finishes rows of a GEMM result on the calling thread (callers split the rows):
 // x = src + bias, pre = x, out = act(x) + residual, each part skipped when its pointer is
 // null (src null: an all-zero product, K = 0). src has the compute type of dtype (F32 or
