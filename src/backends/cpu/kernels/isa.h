@@ -13,7 +13,9 @@
 #define NUMR_TARGET_PRAGMA(t) NUMR_PRAGMA(GCC target(t))
 #pragma GCC push_options
 NUMR_TARGET_PRAGMA(NUMR_ISA_TARGET)
-// GCC 12's AVX-512 conversion intrinsics start from an intentionally undefined register,
-// which -Wmaybe-uninitialized reports inside the system header.
+// GCC 12's AVX-512 intrinsics (conversions, unpacks) start from an intentionally undefined
+// register, which -Wmaybe-uninitialized, and in the sanitizer build -Wuninitialized,
+// report inside the system header.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
