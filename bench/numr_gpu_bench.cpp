@@ -127,6 +127,10 @@ void run(const Options& o, Device dev) {
     report(o, dev, "softmax_" + t + "_65536x1024", [&] { (void)softmax(s, -1); });
     Tensor sq = s.view({8192, 8192});
     report(o, dev, "cumsum_" + t + "_8192x8192", [&] { (void)cumsum(sq, -1); });
+    // A transposed view made contiguous: reads along one dim, writes along the other.
+    Tensor tall = s.view({16384, 4096});
+    report(o, dev, "contiguous_t_" + t + "_16384x4096",
+           [&] { (void)contiguous(transpose(tall, 0, 1)); });
   }
   const int64_t m = 8192, k = 4096, nn = 4096;
   const std::string shape = "_8192x4096x4096";

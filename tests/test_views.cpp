@@ -432,6 +432,22 @@ TEST(ParityView, TransposingCopies) {
        [](const Index& i) {
          return Index{i[1], i[2], i[0]};
        }},
+      {"batched transpose",  // a third dim outside the two (CUDA: the grid's z)
+       {4, 70, 90},
+       [](const Tensor& x) { return transpose(x, 1, 2); },
+       {4, 90, 70},
+       [](const Index& i) {
+         return Index{i[0], i[2], i[1]};
+       }},
+      {"reversed dims",  // the source's contiguous dim first, the third one between
+       {40, 9, 33},
+       [](const Tensor& x) {
+         return permute(x, {2, 1, 0});
+       },
+       {33, 9, 40},
+       [](const Index& i) {
+         return Index{i[2], i[1], i[0]};
+       }},
       {"narrowed transpose",
        {70, 90},
        [](const Tensor& x) { return transpose(narrow(x, 1, 5, 80), 0, 1); },

@@ -83,6 +83,8 @@ def cases():
         s = rnd(65536, 1024, dtype=dt)
         yield f"softmax_{tag}_65536x1024", lambda s=s: torch.softmax(s, dim=-1)
         yield f"cumsum_{tag}_8192x8192", lambda s=s: torch.cumsum(s.view(8192, 8192), dim=-1)
+        yield (f"contiguous_t_{tag}_16384x4096",
+               lambda s=s: s.view(16384, 4096).t().contiguous())
         del a, b, ag, bg, gout, s
 
     m, k, nn = 8192, 4096, 4096

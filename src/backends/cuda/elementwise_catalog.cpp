@@ -98,6 +98,7 @@ std::vector<GeneratedKernel> elementwise_kernels(const ptx::Target& target) {
       c.shape = strided_shape(2);
       out.push_back(generate_copy(c, target));
     }
+  for (int bytes : {1, 2, 4, 8}) out.push_back(generate_transpose_copy({bytes}, target));
   for (DType d : kAllDTypes) {
     FillConfig f{d, vector_shape({d}, {})};
     out.push_back(generate_fill(f, target));
