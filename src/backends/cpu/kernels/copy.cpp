@@ -56,8 +56,9 @@ void move_convert(const char* src, DType st, int64_t ss, char* dst, DType dt, in
   });
 }
 
-// A transposing copy's block: kBlock x kBlock elements, 64 bytes along either dim (16 of 4
-// or 8 bytes), so that a block's rows are whole cache lines on both sides. For F32, blocks
+// A transposing copy's block: kBlock x kBlock elements, at least 64 bytes along either dim
+// (16 x 16 of 4- and 8-byte elements, 32 x 32 of 2, 64 x 64 of 1), so that a block's rows
+// are whole cache lines on both sides. For F32, blocks
 // of 16 took 11.6-14.6 ms to make a transposed [16384, 1024] matrix contiguous, 8: 13-14,
 // 32: 19-21, 64: 19 (element by element, before the register transposes).
 template <class T>
