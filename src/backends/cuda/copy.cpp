@@ -30,9 +30,15 @@ bool run_transpose_copy(CudaDevice& dev, const CopyCall& call, const MapPlan& pl
   const int batch = rank == 3 ? 1 - d : -1;  // the dim that is neither d nor last
   const int64_t rows = plan.extents[size_t(d)], cols = plan.extents[size_t(last)];
   const int64_t n_batch = batch < 0 ? 1 : plan.extents[size_t(batch)];
-  const int64_t tiles_y = (rows + 31) / 32, tiles_x = (cols + 31) / 32;
+  const int64_t s_b = batch < 0 ? 0 : src[size_t(batch)], d_b = batch < 0 ? 0 : dst[size_t(batch)];
+  TransposeCopyConfig c{int(dtype_size(call.src.dtype))};
+  const auto even = [](int64_t v) { return (v & 1) == 0; };
+  c.pairs = c.elem_bytes == 2 && even(rows) && even(cols) && even(src[size_t(last)]) &&
+            even(dst[size_t(d)]) && even(s_b) && even(d_b) && plan.addresses[0] % 4 == 0 &&
+            plan.addresses[1] % 4 == 0;
+  const int64_t t = transpose_copy_tile(c);
+  const int64_t tiles_y = (rows + t - 1) / t, tiles_x = (cols + t - 1) / t;
   if (tiles_y > 65535 || n_batch > 65535 || tiles_x > INT32_MAX) return false;
-  const TransposeCopyConfig c{int(dtype_size(call.src.dtype))};
   const std::string key = transpose_copy_key(c);
   const ptx::Target target = map_kernel_target(dev);
   CUfunction f =
@@ -40,8 +46,7 @@ bool run_transpose_copy(CudaDevice& dev, const CopyCall& call, const MapPlan& pl
   const LaunchConfig cfg{{unsigned(tiles_x), unsigned(tiles_y), unsigned(n_batch)}, {32, 8}, 0};
   const auto u = [](int64_t v) { return uint64_t(v); };
   launch_kernel(dev, f, cfg, key, plan.addresses[1], plan.addresses[0], u(rows), u(cols),
-                u(src[size_t(last)]), u(dst[size_t(d)]), u(batch < 0 ? 0 : src[size_t(batch)]),
-                u(batch < 0 ? 0 : dst[size_t(batch)]));
+                u(src[size_t(last)]), u(dst[size_t(d)]), u(s_b), u(d_b));
   return true;
 }
 

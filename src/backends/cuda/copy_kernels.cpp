@@ -44,12 +44,14 @@ GeneratedKernel generate_copy(const CopyConfig& c, const ptx::Target& target) {
 }
 
 std::string transpose_copy_key(const TransposeCopyConfig& c) {
-  return "transpose_copy_b" + std::to_string(8 * c.elem_bytes);
+  return "transpose_copy_b" + std::to_string(8 * c.elem_bytes) + (c.pairs ? "x2" : "");
 }
 
 GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx::Target& target) {
-  constexpr int kTile = 32, kRowsPerPass = 8, kPitch = kTile + 1;  // pitch: no bank conflicts
-  const int es = c.elem_bytes;
+  constexpr int kRowsPerPass = 8;
+  const int es = c.elem_bytes, P = c.pairs ? 2 : 1;
+  const int T = transpose_copy_tile(c);
+  const int pitch = T + P;  // elements; keeps pairs 4-byte aligned, spreads columns over banks
   PtxType mem = PtxType::b32;
   switch (es) {
     case 1: mem = PtxType::u8; break;
@@ -58,41 +60,52 @@ GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx:
     case 8: mem = PtxType::b64; break;
     default: fail<BackendError>("cuda", "copy: no transposing copy of ", es, "-byte elements");
   }
+  if (c.pairs && es != 2) fail<BackendError>("cuda", "copy: pairs are of 2-byte elements only");
   KernelBuilder b(transpose_copy_key(c), target);
   const Reg src = b.param_ptr("src"), dst = b.param_ptr("dst");
   const Reg rows = b.param(PtxType::u64, "rows"), cols = b.param(PtxType::u64, "cols");
   const Reg s_l = b.param(PtxType::u64, "s_l"), d_d = b.param(PtxType::u64, "d_d");
   const Reg s_b = b.param(PtxType::u64, "s_b"), d_b = b.param(PtxType::u64, "d_b");
-  const Reg tile = b.address_of(b.shared_array(mem, kTile * kPitch, "tile", 8));
+  const Reg tile = b.address_of(b.shared_array(mem, int64_t(T) * pitch, "tile", 8));
   const auto wide = [&](Reg r) { return b.cvt(r, PtxType::u64); };
   const Reg tx = b.tid_x(), ty = b.tid_y();
-  const Reg i0 = b.mul(wide(b.ctaid_y()), kTile), j0 = b.mul(wide(b.ctaid_x()), kTile);
+  const Reg i0 = b.mul(wide(b.ctaid_y()), T), j0 = b.mul(wide(b.ctaid_x()), T);
   const Reg batch = wide(b.special(ptx::SpecialReg::ctaid_z));
   const Reg sb = b.add(src, b.mul(b.mul(batch, s_b), es));
   const Reg db = b.add(dst, b.mul(b.mul(batch, d_b), es));
-  // tile[r][col] at tile + (r * kPitch + col) * es.
-  const auto slot = [&](Reg r, Reg col) { return b.add(tile, b.mul(b.mad(r, kPitch, col), es)); };
-  // Source element (i, j) of the tile: i = i0 + tx along d (contiguous), j = j0 + r.
-  const Reg i = b.add(i0, wide(tx));
+  // tile[r][col] at tile + (r * pitch + col) * es.
+  const auto slot = [&](Reg r, Reg col) { return b.add(tile, b.mul(b.mad(r, pitch, col), es)); };
+  // Source elements (i, j) of the tile: i = i0 + P tx (and i + 1) along d (contiguous),
+  // j = j0 + r. With pairs, rows and cols are even, so a pair is all in or all out.
+  const Reg pt = b.mul(tx, P);
+  const Reg i = b.add(i0, wide(pt));
   const Reg i_in = b.setp(Cmp::lt, i, rows);
-  for (int k = 0; k < kTile; k += kRowsPerPass) {
+  for (int k = 0; k < T; k += kRowsPerPass) {
     const Reg r = b.add(ty, k);
     const Reg j = b.add(j0, wide(r));
     b.if_then(b.and_(i_in, b.setp(Cmp::lt, j, cols)), [&] {
-      const Reg v = b.ld_global_nc(mem, b.add(sb, b.mul(b.mad(j, s_l, i), es)));
-      b.st(ptx::Space::shared, mem, slot(r, tx), v);  // u8: from a u32 register
+      const Reg at = b.add(sb, b.mul(b.mad(j, s_l, i), es));
+      if (c.pairs)
+        b.st(ptx::Space::shared, PtxType::b32, slot(r, pt), b.ld_global_nc(PtxType::b32, at));
+      else  // u8: from a u32 register
+        b.st(ptx::Space::shared, mem, slot(r, pt), b.ld_global_nc(mem, at));
     });
   }
   b.bar_sync();
-  // Result element (i0 + r, j0 + tx), from tile[tx][r].
-  const Reg j = b.add(j0, wide(tx));
+  // Result elements (i0 + r, j) and (i0 + r, j + 1), j = j0 + P tx: tile[j - j0][r], ...
+  const Reg j = b.add(j0, wide(pt));
   const Reg j_in = b.setp(Cmp::lt, j, cols);
-  for (int k = 0; k < kTile; k += kRowsPerPass) {
+  for (int k = 0; k < T; k += kRowsPerPass) {
     const Reg r = b.add(ty, k);
     const Reg ir = b.add(i0, wide(r));
     b.if_then(b.and_(j_in, b.setp(Cmp::lt, ir, rows)), [&] {
-      const Reg v = b.ld_shared(mem, slot(tx, r));
-      b.st(ptx::Space::global, mem, b.add(db, b.mul(b.mad(ir, d_d, j), es)), v);
+      const Reg at = b.add(db, b.mul(b.mad(ir, d_d, j), es));
+      if (c.pairs) {
+        const Reg lo = b.ld_shared(mem, slot(pt, r)), hi = b.ld_shared(mem, slot(b.add(pt, 1), r));
+        b.st(ptx::Space::global, PtxType::b32, at, b.pack(lo, hi));
+      } else {
+        b.st(ptx::Space::global, mem, at, b.ld_shared(mem, slot(pt, r)));
+      }
     });
   }
   return {transpose_copy_key(c), b.finish()};

@@ -98,7 +98,8 @@ std::vector<GeneratedKernel> elementwise_kernels(const ptx::Target& target) {
       c.shape = strided_shape(2);
       out.push_back(generate_copy(c, target));
     }
-  for (int bytes : {1, 2, 4, 8}) out.push_back(generate_transpose_copy({bytes}, target));
+  for (int bytes : {1, 2, 4, 8}) out.push_back(generate_transpose_copy({bytes, false}, target));
+  out.push_back(generate_transpose_copy({2, true}, target));
   for (DType d : kAllDTypes) {
     FillConfig f{d, vector_shape({d}, {})};
     out.push_back(generate_fill(f, target));
