@@ -166,6 +166,18 @@ TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
                                         .dtype = DType::F32});
 }
 
+// One reciprocal per group of 2 or 4 values, with and without the deferred epilogue.
+TEST(Sm90GemmPtx, GroupedReciprocalsAssemble) {
+  for (Activation act : {Activation::Gelu, Activation::Silu})
+    for (int group : {2, 4})
+      for (int deferred : {0, 5}) {
+        Sm90GemmConfig config = sm90_gemm_default_config(act, 1, DType::BF16);
+        config.reciprocal_group = group;
+        config.deferred_groups = deferred;
+        expect_assembles(config);
+      }
+}
+
 // The kernels sm90_gemm_bias_act runs by default.
 TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
   for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
@@ -182,7 +194,7 @@ TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
   EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
             "sm90_gemm_bf16_relu_128x256x64_s4_g16_d5_c2");
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
-            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp_d5_sk");
+            "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp_q2_d5_sk");
   EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
             "sm90_gemm_tf32_none_128x256x32_s4_g16");
 }
@@ -233,6 +245,17 @@ TEST(Sm90GemmPtx, NamesAndRefusals) {
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F32, .bias_dtype = DType::BF16}),
                BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.bias_dtype = DType::F16}), BackendError);
+  // Grouped reciprocals: 1, 2 or 4 values, BF16 with split division only; named where the
+  // activation divides.
+  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Silu, .reciprocal_group = 4}.name()),
+            "sm90_gemm_bf16_silu_pp128x128x64_s6_g16_w8_rcp_q4");
+  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Relu, .reciprocal_group = 2}.name()),
+            "sm90_gemm_bf16_relu_pp128x128x64_s6_g16_w8");
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.reciprocal_group = 3}), BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.split_division = false, .reciprocal_group = 2}),
+               BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.reciprocal_group = 2, .dtype = DType::F32}),
+               BackendError);
   // A deferred epilogue: cooperative BF16 only, at most the tile's 8 column groups.
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.deferred_groups = 2}), BackendError);
   EXPECT_THROW(

@@ -375,21 +375,22 @@ std::vector<Variant> variants() {
     };
   // The cooperative schedule with 0 and 5 of its 8 column groups' epilogue deferred into
   // the next tile's main loop, each with and without its partly filled last wave split
-  // along K ("sk"). The default ("coop d5 sk") is timed, not checked again. Split tail
-  // takes clusters of 1 only: its variants skip clusters of 2.
+  // along K ("sk"), and with one reciprocal per value ("q1") or per group of 2 or 4 values
+  // ("q2", "q4"; d0 takes q1). The default ("coop d5 sk", q2) is timed, not checked again.
+  // Split tail takes clusters of 1 only: its variants skip clusters of 2.
   constexpr auto coop = cuda::Sm90Schedule::Cooperative;
+  const auto config = [](int deferred, int group, bool split_tail) {
+    return cuda::Sm90GemmConfig{.schedule = coop,
+                                .store_width = 16,
+                                .split_division = true,
+                                .reciprocal_group = group,
+                                .deferred_groups = deferred,
+                                .split_tail = split_tail};
+  };
   return {
-      {"coop d0", {.schedule = coop, .store_width = 16, .split_division = true}},
-      {"coop d0 sk",
-       {.schedule = coop, .store_width = 16, .split_division = true, .split_tail = true}},
-      {"coop d5",
-       {.schedule = coop, .store_width = 16, .split_division = true, .deferred_groups = 5}},
-      {"coop d5 sk",
-       {.schedule = coop,
-        .store_width = 16,
-        .split_division = true,
-        .deferred_groups = 5,
-        .split_tail = true}},
+      {"coop d0", config(0, 1, false)},    {"coop d0 sk", config(0, 1, true)},
+      {"coop d5 q1", config(5, 1, false)}, {"coop d5", config(5, 2, false)},
+      {"coop d5 sk", config(5, 2, true)},  {"coop d5 q4", config(5, 4, false)},
   };
 }
 

@@ -5,9 +5,12 @@
 // shared by every item, a device of compute capability 9.0, and shapes it tiles (rows %
 // 128, n % 256, k % 64 for BF16 and % 32 for F32). Its epilogue runs on the f32
 // accumulators in registers, so the output is written once and never read back. In BF16 its
-// results equal the staged path's bit for bit (the same f32 formulas, one rounding); in
-// TF32 the products are summed in another order than cuBLASLt's, the epilogue's formulas
-// are the same.
+// results equal the staged path's bit for bit (the same f32 formulas, one rounding), but
+// for Gelu and Silu, whose quotients take one reciprocal per pair of values
+// (Sm90GemmConfig::reciprocal_group): those may be one BF16 ulp away where the f32 value
+// lies within a few f32 ulp of a rounding boundary (about 1 element in 10^4), and split
+// tails (sm90_gemm.h). In TF32 the products are summed in another order than cuBLASLt's,
+// the epilogue's formulas are the same.
 // NUMR_CUDA_OWN_GEMM=0 in the environment turns it off (the staged path runs instead).
 #pragma once
 

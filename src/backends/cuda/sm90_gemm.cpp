@@ -224,7 +224,8 @@ class Ptx {
 // act(v) in f32, in the operations and order that numr's formulas (math/elementwise.h)
 // take in its BF16 kernels (fast_math.h: exp as ex2.approx.ftz of x log2(e), exp2 as
 // ex2.approx.ftz, division as div.full), so that for equal pre-activations the results
-// match matmul_bias_activation's bit for bit:
+// match matmul_bias_activation's bit for bit (activate_grouped, below, gives up the last
+// bits of the division for fewer MUFU operations):
 //   relu(x) = x < 0 ? 0 : x,  silu(x) = x / (1 + exp(-x)),
 //   gelu(x) = x / (1 + exp2(x fma(g1, x x, g0))),  g0, g1 = math::kGeluG0, kGeluG1.
 //
@@ -300,6 +301,76 @@ void split_division_check(Ptx& p, const std::vector<Activated>& batch) {
   p.place(in_range);
 }
 
+// Gelu or Silu of 8 values with one reciprocal per group of `group` (2 or 4) of them
+// (Sm90GemmConfig::reciprocal_group). Pairs: y0 = x0 * (d1 * r), y1 = x1 * (d0 * r), r =
+// rcp.approx.ftz(d0 d1). Fours: r = rcp(d01 d23), r01 = r * d23 = 1 / d01, r23 = r * d01,
+// then each pair from its r as above. Where any group's product is above 2^126 (r would
+// flush to zero) or NaN, the batch is redone with div.full.f32.
+std::vector<Activated> activate_grouped(Ptx& p, Activation act, const std::string (&v)[8],
+                                        int group) {
+  std::vector<Activated> y(8);
+  for (int k = 0; k < 8; ++k) {
+    // The activation's own code up to its quotient: den = 1 + 2^a.
+    const std::string a = p.reg('f');
+    if (act == Activation::Silu) {
+      p.op("mul.rn.f32 ", a, ", ", v[k], ", ", f32_hex(float(-1.4426950408889634)));
+    } else {
+      const std::string x2 = p.reg('f'), t = p.reg('f');
+      p.op("mul.rn.f32 ", x2, ", ", v[k], ", ", v[k]);
+      p.op("fma.rn.f32 ", t, ", ", f32_hex(float(math::kGeluG1)), ", ", x2, ", ",
+           f32_hex(float(math::kGeluG0)));
+      p.op("mul.rn.f32 ", a, ", ", v[k], ", ", t);
+    }
+    const std::string e = p.reg('f');
+    y[k] = Activated{p.reg('f'), v[k], p.reg('f')};
+    p.op("ex2.approx.ftz.f32 ", e, ", ", a);
+    p.op("add.rn.f32 ", y[k].den, ", ", e, ", 0f3F800000");
+  }
+  const auto mul = [&](const std::string& x, const std::string& z) {
+    const std::string r = p.reg('f');
+    p.op("mul.rn.f32 ", r, ", ", x, ", ", z);
+    return r;
+  };
+  std::string any;
+  const auto check = [&](const std::string& prod) {
+    if (any.empty()) {
+      any = p.reg('p');
+      p.op("setp.gtu.f32 ", any, ", ", prod, ", 0f7E800000");
+    } else {
+      p.op("setp.gtu.or.f32 ", any, ", ", prod, ", 0f7E800000, ", any);
+    }
+  };
+  const auto rcp = [&](const std::string& x) {
+    const std::string r = p.reg('f');
+    p.op("rcp.approx.ftz.f32 ", r, ", ", x);
+    return r;
+  };
+  // The pair k, k + 1 from r = 1 / (d_k d_k+1).
+  const auto finish_pair = [&](int k, const std::string& r) {
+    p.op("mul.rn.f32 ", y[k].y, ", ", y[k].x, ", ", mul(y[k + 1].den, r));
+    p.op("mul.rn.f32 ", y[k + 1].y, ", ", y[k + 1].x, ", ", mul(y[k].den, r));
+  };
+  for (int k = 0; k < 8; k += group) {
+    if (group == 2) {
+      const std::string prod = mul(y[k].den, y[k + 1].den);
+      check(prod);
+      finish_pair(k, rcp(prod));
+    } else {
+      const std::string d01 = mul(y[k].den, y[k + 1].den), d23 = mul(y[k + 2].den, y[k + 3].den);
+      const std::string prod = mul(d01, d23);
+      check(prod);
+      const std::string r = rcp(prod);
+      finish_pair(k, mul(r, d23));
+      finish_pair(k + 2, mul(r, d01));
+    }
+  }
+  const std::string in_range = p.label("group_in_range");
+  p.op("@!", any, " bra ", in_range);
+  for (const Activated& a : y) p.op("div.full.f32 ", a.y, ", ", a.x, ", ", a.den);
+  p.place(in_range);
+  return y;
+}
+
 bool supported_activation(Activation act) {
   return act == Activation::None || act == Activation::Relu || act == Activation::Gelu ||
          act == Activation::Silu;
@@ -365,6 +436,7 @@ struct Common {
   std::string exit;
   int store_width = 16;  // bytes per lane, row and st.global: 16 or 8
   bool split_division = false;
+  int reciprocal_group = 1;  // Sm90GemmConfig::reciprocal_group
   int deferred_groups = 0;  // Sm90GemmConfig::deferred_groups
   bool bias_bf16 = false;   // Sm90GemmConfig::bias_dtype BF16
   bool split_tail = false;  // Sm90GemmConfig::split_tail
@@ -994,8 +1066,12 @@ int acc_index(int rs, int i, int j) { return 64 * (rs / 2) + 4 * i + 2 * (rs % 2
 void store_group(Ptx& p, const Common& c, Activation act, const std::string (&v)[8],
                  const std::string& row, int g, const std::string& b1, const std::string& b0) {
   std::vector<Activated> y;
-  for (const std::string& x : v) y.push_back(activate(p, act, x, c.split_division));
-  if (c.split_division) split_division_check(p, y);
+  if (c.reciprocal_group > 1 && (act == Activation::Gelu || act == Activation::Silu)) {
+    y = activate_grouped(p, act, v, c.reciprocal_group);
+  } else {
+    for (const std::string& x : v) y.push_back(activate(p, act, x, c.split_division));
+    if (c.split_division) split_division_check(p, y);
+  }
   std::string words[4];
   for (int ii = 0; ii < 4; ++ii) {
     // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half: the higher column goes first.
@@ -1594,6 +1670,9 @@ std::string Sm90GemmConfig::name() const {
          (group_rows > 0 ? "_g" + std::to_string(group_rows) : "") +
          (store_width != 16 && !l.tf32 ? "_w" + std::to_string(store_width) : "") +
          (split_division && (act == Activation::Gelu || act == Activation::Silu) ? "_rcp" : "") +
+         (reciprocal_group > 1 && (act == Activation::Gelu || act == Activation::Silu)
+              ? "_q" + std::to_string(reciprocal_group)
+              : "") +
          (deferred_groups > 0 ? "_d" + std::to_string(deferred_groups) : "") +
          (bias_dtype == DType::BF16 ? "_bias16" : "") + (split_tail ? "_sk" : "") +
          (cluster > 1 ? "_c" + std::to_string(cluster) : "");
@@ -1622,6 +1701,11 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
       (config.deferred_groups > 0 && (layout.pingpong || layout.tf32)))
     fail<BackendError>(kOp, "deferred_groups ", config.deferred_groups, " (0 .. ", kGroups,
                        ", and 0 unless cooperative BF16)");
+  if (config.reciprocal_group != 1 && config.reciprocal_group != 2 && config.reciprocal_group != 4)
+    fail<BackendError>(kOp, "reciprocal_group ", config.reciprocal_group, " (1, 2 or 4)");
+  if (config.reciprocal_group > 1 && (layout.tf32 || !config.split_division))
+    fail<BackendError>(kOp, "reciprocal_group ", config.reciprocal_group,
+                       " needs BF16 and split_division");
   if (config.split_tail && (layout.pingpong || layout.tf32 || config.cluster != 1))
     fail<BackendError>(kOp, "split_tail needs the cooperative BF16 kernel with clusters of 1");
   if (layout.stages < 2 || layout.shared_bytes > kSharedLimit)
@@ -1639,6 +1723,7 @@ std::string sm90_gemm_ptx(const Sm90GemmConfig& config) {
   c.group_rows = config.group_rows;
   c.store_width = config.store_width;
   c.split_division = config.split_division;
+  c.reciprocal_group = config.reciprocal_group;
   c.deferred_groups = config.deferred_groups;
   c.bias_bf16 = config.bias_dtype == DType::BF16;
   c.split_tail = config.split_tail;
@@ -1811,6 +1896,7 @@ Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype
                         .cluster = cluster,
                         .schedule = Sm90Schedule::Cooperative,
                         .store_width = 16,
+                        .reciprocal_group = dtype == DType::BF16 ? 2 : 1,
                         .dtype = dtype,
                         .deferred_groups = dtype == DType::BF16 ? 5 : 0,
                         .split_tail = dtype == DType::BF16 && cluster == 1};

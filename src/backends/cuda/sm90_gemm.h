@@ -9,7 +9,8 @@
 // gemm_epilogue_own.h sends it the matmul_bias_activation calls it can take.
 // It takes M a multiple of 128, N a multiple of 256 and K a multiple of 64 only
 // (BackendLimitation otherwise). bench/gpu/sm90_gemm_probe.cpp checks it against
-// matmul_bias_activation's cuBLASLt path (bit for bit equal in every case it checks) and
+// matmul_bias_activation's cuBLASLt path (within its tolerance; the tests require the bits
+// of the staged path but for grouped reciprocals and split tails, below) and
 // times it. The history below is the ping-pong schedule's (sm90_gemm_default_config has
 // the measurements behind the current choice). On an H200 (driver 580, 700 W limit: SM
 // clocks 1.2-1.4 GHz under this load),
@@ -129,6 +130,18 @@ struct Sm90GemmConfig {
   // checks the range, and a batch of 8 with any den above it (or NaN) is redone with
   // div.full.f32. The probe checks the equality on the GPU for every den in the range.
   bool split_division = true;
+  // BF16 Gelu, Silu with split_division: the quotients x_i / d_i of a group of this many
+  // values (1, 2 or 4) from one reciprocal r = rcp(d_0 ... d_n-1), x_i / d_i = x_i * (r *
+  // the other d's product), wherever that product is at most 2^126 (else the batch is
+  // redone with div.full.f32): 1 + 1/n MUFU operations per value instead of 2 (ex2, rcp).
+  // The quotients then differ from div.full.f32's by a few ulp of f32, so a BF16 result may
+  // differ from the staged path's by one BF16 ulp where its f32 value lies that close to a
+  // rounding boundary. "_q2", "_q4" in the name. sm90_gemm_default_config takes 2 for BF16:
+  // the epilogue at a tile's end is bound by the MUFU unit (16 results per clock and SM), and
+  // at 8192 x 4096 x 4096 on an H100 (probe, from an idle GPU, clusters of 1) Gelu took
+  // 1.020-1.027 of the plain matmul's time against 1.029-1.038 with 1, Silu 1.018-1.025
+  // against 1.020-1.027, in the same rounds; 4 gained nothing over 2.
+  int reciprocal_group = 1;
   // BF16: A, B and D BF16. F32: A, B and D F32, the products on TF32 tensor cores (the
   // tensor cores read each operand's upper 19 bits); see "TF32" above.
   DType dtype = DType::BF16;
@@ -240,7 +253,8 @@ inline constexpr int64_t kSplitTileBytes = int64_t(Sm90GemmTile::kM) * Sm90GemmT
 //   H200: None 1.018, 1.010, 1.007; Gelu 1.048, 1.028, 1.026; Silu 1.037, 1.020, 1.018.
 // With 4 column groups in registers and 2 more in shared memory, or all 8 (4 in shared
 // memory) with 3 stages, Gelu and Silu ran no faster than d5 (1.027-1.028, and 1.041-1.042
-// with 3 stages, H100); 6 groups in registers spill.
+// with 3 stages, H100); 6 groups in registers spill. Since then BF16 Gelu and Silu also
+// take one reciprocal per pair of values (reciprocal_group 2): 1.5 MUFU operations per value.
 Sm90GemmConfig sm90_gemm_default_config(Activation act, int cluster, DType dtype);
 
 // Whether `dev` can run the kernel: compute capability 9.0, a driver with PTX ISA 8.0 or
