@@ -131,6 +131,10 @@ void run(const Options& o, Device dev) {
     Tensor tall = s.view({16384, 4096});
     report(o, dev, "contiguous_t_" + t + "_16384x4096",
            [&] { (void)contiguous(transpose(tall, 0, 1)); });
+    // The same view cast to BF16 into a row-major result (mixed-precision weights).
+    if (dt == DType::F32)
+      report(o, dev, "cast_t_to_bf16_f32_16384x4096",
+             [&] { (void)cast(transpose(tall, 0, 1), DType::BF16); });
   }
   const int64_t m = 8192, k = 4096, nn = 4096;
   const std::string shape = "_8192x4096x4096";

@@ -530,5 +530,35 @@ TEST(ParityView, TransposingCasts) {
   });
 }
 
+// A cast of a transposed view, between every pair of dtypes, equals the cast of its
+// contiguous copy exactly, with values that round, saturate (U8, the integers from floats),
+// and are NaN, infinite or signed zeros: on CUDA the first goes through the transposing
+// cast kernel, the second through the elementwise copy; on the CPU, for [300, 26x], through
+// the transposing copy and a conversion along rows. A batched transpose covers the grid's
+// third dim; the shapes with even sizes and strides let CUDA move pairs of elements where
+// one side is 2 bytes and the other 2 or 4.
+TEST(ParityView, TransposingCastsRoundLikeContiguousCasts) {
+  test::for_each_case(OpId::cast, test::dtypes_of(OpId::cast), [&](DType t, Device dev) {
+    test::InputSpec spec;
+    spec.lo = -400;
+    spec.hi = 400;
+    spec.specials = true;
+    for (const Shape& shape :
+         {Shape{300, 261}, Shape{300, 262}, Shape{3, 70, 45}, Shape{4, 70, 46}}) {
+      const Tensor x = test::make_input(shape, t, dev, spec, 15);
+      const int64_t last = int64_t(shape.size()) - 1;
+      const Tensor xt = transpose(x, 0, last);
+      for (DType to : kAllDTypes) {
+        if (to == t) continue;
+        const Tensor y = cast(xt, to), want = cast(contiguous(xt), to);
+        if (std::string msg = test::compare(y, test::to_ref(want), {0.0, 0.0, 0.0}); !msg.empty())
+          return "to " + std::string(dtype_name(to)) + ", shape " + std::to_string(shape[0]) +
+                 "...: " + msg;
+      }
+    }
+    return std::string();
+  });
+}
+
 }  // namespace
 }  // namespace numr

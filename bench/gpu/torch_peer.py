@@ -85,6 +85,11 @@ def cases():
         yield f"cumsum_{tag}_8192x8192", lambda s=s: torch.cumsum(s.view(8192, 8192), dim=-1)
         yield (f"contiguous_t_{tag}_16384x4096",
                lambda s=s: s.view(16384, 4096).t().contiguous())
+        if dt == torch.float32:
+            # A row-major result, as numr's: `to` alone would keep the transposed strides.
+            yield ("cast_t_to_bf16_f32_16384x4096",
+                   lambda s=s: s.view(16384, 4096).t().to(
+                       torch.bfloat16, memory_format=torch.contiguous_format))
         del a, b, ag, bg, gout, s
 
     m, k, nn = 8192, 4096, 4096

@@ -14,11 +14,11 @@ namespace numr::cuda {
 
 namespace {
 
-// A same-dtype copy whose source is contiguous along one of the result's outer dims and
+// A copy or cast whose source is contiguous along one of the result's outer dims and
 // strided along its last (a transposed view), with at most one other dim: moved through
 // shared-memory tiles (generate_transpose_copy). False when the plan is not of that form.
 bool run_transpose_copy(CudaDevice& dev, const CopyCall& call, const MapPlan& plan) {
-  if (call.src.dtype != call.dst.dtype || plan.shape.layout != MapLayout::Strided) return false;
+  if (plan.shape.layout != MapLayout::Strided) return false;
   const int rank = plan.shape.rank, last = rank - 1;
   if (rank != 2 && rank != 3) return false;
   const std::vector<int64_t>&dst = plan.strides[0], &src = plan.strides[1];
@@ -31,11 +31,12 @@ bool run_transpose_copy(CudaDevice& dev, const CopyCall& call, const MapPlan& pl
   const int64_t rows = plan.extents[size_t(d)], cols = plan.extents[size_t(last)];
   const int64_t n_batch = batch < 0 ? 1 : plan.extents[size_t(batch)];
   const int64_t s_b = batch < 0 ? 0 : src[size_t(batch)], d_b = batch < 0 ? 0 : dst[size_t(batch)];
-  TransposeCopyConfig c{int(dtype_size(call.src.dtype))};
+  TransposeCopyConfig c{call.src.dtype, call.dst.dtype};
   const auto even = [](int64_t v) { return (v & 1) == 0; };
-  c.pairs = c.elem_bytes == 2 && even(rows) && even(cols) && even(src[size_t(last)]) &&
-            even(dst[size_t(d)]) && even(s_b) && even(d_b) && plan.addresses[0] % 4 == 0 &&
-            plan.addresses[1] % 4 == 0;
+  c.pairs = transpose_copy_pairs_possible(c.src, c.dst) && even(rows) && even(cols) &&
+            even(src[size_t(last)]) && even(dst[size_t(d)]) && even(s_b) && even(d_b) &&
+            plan.addresses[0] % (2 * dtype_size(c.dst)) == 0 &&
+            plan.addresses[1] % (2 * dtype_size(c.src)) == 0;
   const int64_t t = transpose_copy_tile(c);
   const int64_t tiles_y = (rows + t - 1) / t, tiles_x = (cols + t - 1) / t;
   if (tiles_y > 65535 || n_batch > 65535 || tiles_x > INT32_MAX) return false;

@@ -21,6 +21,14 @@ std::string lower(std::string_view s) {
   return r;
 }
 
+// A raw element of dtype src (a register of storage_reg_type(src)) converted to dtype dst by
+// element_io's rules, which are the CPU's.
+Reg convert_element(KernelBuilder& b, Reg raw, DType src, DType dst) {
+  const PtxType compute = elementwise_compute_type(src);
+  ptx::FormulaScope scope(b, compute);
+  return ptx::to_storage(b, ptx::from_storage(b, raw, src, compute), dst);
+}
+
 }  // namespace
 
 std::string copy_key(const CopyConfig& c) {
@@ -36,20 +44,28 @@ GeneratedKernel generate_copy(const CopyConfig& c, const ptx::Target& target) {
   spec.shape = c.shape;
   spec.body = [c](KernelBuilder& b, std::span<const Reg> raw, Reg) -> std::vector<Reg> {
     if (c.src == c.dst) return {raw[0]};  // the bits as they are (NaN payloads, Bool bytes)
-    const PtxType compute = elementwise_compute_type(c.src);
-    ptx::FormulaScope scope(b, compute);
-    return {ptx::to_storage(b, ptx::from_storage(b, raw[0], c.src, compute), c.dst)};
+    return {convert_element(b, raw[0], c.src, c.dst)};
   };
   return generate_map(spec, target);
 }
 
+bool transpose_copy_pairs_possible(DType src, DType dst) {
+  const size_t s = dtype_size(src), d = dtype_size(dst);
+  if (src == dst) return s == 2;
+  return (s == 2 || s == 4) && (d == 2 || d == 4) && std::min(s, d) == 2;
+}
+
 std::string transpose_copy_key(const TransposeCopyConfig& c) {
-  return "transpose_copy_b" + std::to_string(8 * c.elem_bytes) + (c.pairs ? "x2" : "");
+  if (c.src != c.dst)
+    return "transpose_cast_" + lower(dtype_name(c.dst)) + "_of_" + lower(dtype_name(c.src)) +
+           (c.pairs ? "_x2" : "");
+  return "transpose_copy_b" + std::to_string(8 * dtype_size(c.src)) + (c.pairs ? "x2" : "");
 }
 
 GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx::Target& target) {
   constexpr int kRowsPerPass = 8;
-  const int es = c.elem_bytes, P = c.pairs ? 2 : 1;
+  const int es = int(dtype_size(c.src)), ds = int(dtype_size(c.dst)), P = c.pairs ? 2 : 1;
+  const bool cast = c.src != c.dst;
   const int T = transpose_copy_tile(c);
   const int pitch = T + P;  // elements; keeps pairs 4-byte aligned, spreads columns over banks
   PtxType mem = PtxType::b32;
@@ -60,7 +76,13 @@ GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx:
     case 8: mem = PtxType::b64; break;
     default: fail<BackendError>("cuda", "copy: no transposing copy of ", es, "-byte elements");
   }
-  if (c.pairs && es != 2) fail<BackendError>("cuda", "copy: pairs are of 2-byte elements only");
+  if (c.pairs && !transpose_copy_pairs_possible(c.src, c.dst))
+    fail<BackendError>("cuda", "copy: no pairs of ", dtype_name(c.src), " to ", dtype_name(c.dst));
+  // A pair's bits, on either side.
+  const auto pair_type = [](int size) { return size == 2 ? PtxType::b32 : PtxType::b64; };
+  // A cast moves typed elements (storage_mem_type: u8 into u32 registers, f16, ...); a copy
+  // moves the bits.
+  const PtxType src_mem = cast ? ptx::storage_mem_type(c.src) : mem;
   KernelBuilder b(transpose_copy_key(c), target);
   const Reg src = b.param_ptr("src"), dst = b.param_ptr("dst");
   const Reg rows = b.param(PtxType::u64, "rows"), cols = b.param(PtxType::u64, "cols");
@@ -72,7 +94,7 @@ GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx:
   const Reg i0 = b.mul(wide(b.ctaid_y()), T), j0 = b.mul(wide(b.ctaid_x()), T);
   const Reg batch = wide(b.special(ptx::SpecialReg::ctaid_z));
   const Reg sb = b.add(src, b.mul(b.mul(batch, s_b), es));
-  const Reg db = b.add(dst, b.mul(b.mul(batch, d_b), es));
+  const Reg db = b.add(dst, b.mul(b.mul(batch, d_b), ds));
   // tile[r][col] at tile + (r * pitch + col) * es.
   const auto slot = [&](Reg r, Reg col) { return b.add(tile, b.mul(b.mad(r, pitch, col), es)); };
   // Source elements (i, j) of the tile: i = i0 + P tx (and i + 1) along d (contiguous),
@@ -86,9 +108,9 @@ GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx:
     b.if_then(b.and_(i_in, b.setp(Cmp::lt, j, cols)), [&] {
       const Reg at = b.add(sb, b.mul(b.mad(j, s_l, i), es));
       if (c.pairs)
-        b.st(ptx::Space::shared, PtxType::b32, slot(r, pt), b.ld_global_nc(PtxType::b32, at));
+        b.st(ptx::Space::shared, pair_type(es), slot(r, pt), b.ld_global_nc(pair_type(es), at));
       else  // u8: from a u32 register
-        b.st(ptx::Space::shared, mem, slot(r, pt), b.ld_global_nc(mem, at));
+        b.st(ptx::Space::shared, src_mem, slot(r, pt), b.ld_global_nc(src_mem, at));
     });
   }
   b.bar_sync();
@@ -99,8 +121,20 @@ GeneratedKernel generate_transpose_copy(const TransposeCopyConfig& c, const ptx:
     const Reg r = b.add(ty, k);
     const Reg ir = b.add(i0, wide(r));
     b.if_then(b.and_(j_in, b.setp(Cmp::lt, ir, rows)), [&] {
-      const Reg at = b.add(db, b.mul(b.mad(ir, d_d, j), es));
-      if (c.pairs) {
+      const Reg at = b.add(db, b.mul(b.mad(ir, d_d, j), ds));
+      if (cast && c.pairs) {
+        const PtxType half = ds == 2 ? PtxType::b16 : PtxType::b32;
+        const auto converted = [&](Reg col) {
+          return b.bitcast(convert_element(b, b.ld_shared(src_mem, slot(col, r)), c.src, c.dst),
+                           half);
+        };
+        const Reg lo = converted(pt), hi = converted(b.add(pt, 1));
+        b.st(ptx::Space::global, pair_type(ds), at, b.pack(lo, hi));
+      } else if (cast) {
+        const Reg raw = b.ld_shared(src_mem, slot(pt, r));
+        b.st(ptx::Space::global, ptx::storage_mem_type(c.dst), at,
+             convert_element(b, raw, c.src, c.dst));
+      } else if (c.pairs) {
         const Reg lo = b.ld_shared(mem, slot(pt, r)), hi = b.ld_shared(mem, slot(b.add(pt, 1), r));
         b.st(ptx::Space::global, PtxType::b32, at, b.pack(lo, hi));
       } else {

@@ -98,8 +98,17 @@ std::vector<GeneratedKernel> elementwise_kernels(const ptx::Target& target) {
       c.shape = strided_shape(2);
       out.push_back(generate_copy(c, target));
     }
-  for (int bytes : {1, 2, 4, 8}) out.push_back(generate_transpose_copy({bytes, false}, target));
-  out.push_back(generate_transpose_copy({2, true}, target));
+  // Copies: one kernel per element size; casts: one per pair of dtypes.
+  for (DType d : {DType::U8, DType::BF16, DType::F32, DType::F64})
+    out.push_back(generate_transpose_copy({d, d}, target));
+  out.push_back(generate_transpose_copy({DType::BF16, DType::BF16, true}, target));
+  for (DType s : kAllDTypes)
+    for (DType d : kAllDTypes)
+      if (s != d) {
+        out.push_back(generate_transpose_copy({s, d}, target));
+        if (transpose_copy_pairs_possible(s, d))
+          out.push_back(generate_transpose_copy({s, d, true}, target));
+      }
   for (DType d : kAllDTypes) {
     FillConfig f{d, vector_shape({d}, {})};
     out.push_back(generate_fill(f, target));
