@@ -635,7 +635,13 @@ void softmax_columns(const AxisCall& c) {
   const int64_t grain = std::max<int64_t>(1, kGrain / (n * tile));
   const bool out_direct = a.out_dt == dtype_of_v<C>;
   const bool stream = out_direct && c.outer * n * inner * cs >= kStreamBytes;
-  ThreadPool::instance().parallel_for(c.outer * n_tiles, grain, [&](int64_t b, int64_t e) {
+  // Tiles are dealt to the threads in turn (thread t of T takes tiles t, t + T, ...), so
+  // that the threads read neighbouring tiles of the same rows at about the same time:
+  // longer runs of each memory row than when each thread walks its own part of the
+  // columns (about 14% less time for [4096, 4096] over dim 0 on a 2-core Zen 4).
+  const int64_t n_items = c.outer * n_tiles;
+  const int64_t lanes = std::min<int64_t>(ThreadPool::instance().size(), ceil_div(n_items, grain));
+  const auto run_lane = [&](int64_t lane) {
     alignas(64) C in_buf[kTile];
     alignas(64) C out_buf[kTile];
     alignas(64) C mx[kTile];
@@ -644,18 +650,19 @@ void softmax_columns(const AxisCall& c) {
     alignas(64) C scale[kTile];
     alignas(64) C shift[kTile];
     const std::unique_ptr<C[]> ex_mem(keep_exp ? new C[size_t(n * tile)] : nullptr);
-    for (int64_t item = b; item < e; ++item) {
+    for (int64_t item = lane; item < n_items; item += lanes) {
       const int64_t o = item / n_tiles, j0 = (item % n_tiles) * tile;
       const int64_t w = std::min(tile, inner - j0);
       const auto at = [&](int64_t i) { return (o * n + i) * inner + j0; };
       // A tile's rows are short runs a large stride apart, which the hardware prefetchers
-      // follow poorly: the loops ask for the row `ahead` rows on (about kTilePrefetchBytes
-      // ahead), one prefetch per vector of the row they work on. The second pass, busy
-      // with exponentials, also asks for the thread's next tile, row by row, so that its
-      // first pass finds it in cache.
+      // follow poorly: the first two passes ask for the row `ahead` rows on (about
+      // kTilePrefetchBytes ahead), one prefetch per vector of the row they work on, into
+      // L2 (prefetcht2: prefetcht0 holds L1's few miss buffers, and measured slower).
+      // The second pass, busy with exponentials, also asks for the thread's next tile,
+      // row by row, so that its first pass finds it in cache.
       const int64_t ahead = std::max<int64_t>(2, kTilePrefetchBytes / (w * a.in_es));
       const auto next = [&](int64_t i) { return a.in + at(std::min(i + ahead, n - 1)) * a.in_es; };
-      const int64_t item2 = item + 1 < e ? item + 1 : item;
+      const int64_t item2 = item + lanes < n_items ? item + lanes : item;
       const int64_t o2 = item2 / n_tiles, j2 = (item2 % n_tiles) * tile;
       const int64_t w2 = std::min({w, tile, inner - j2});
       const auto next_tile = [&](int64_t i) { return a.in + ((o2 * n + i) * inner + j2) * a.in_es; };
@@ -667,7 +674,7 @@ void softmax_columns(const AxisCall& c) {
         const C* x = a.load(at(i), w, in_buf);
         int64_t j = 0;
         for (; j + W <= w; j += W) {
-          __builtin_prefetch(pf + j * a.in_es);
+          __builtin_prefetch(pf + j * a.in_es, 0, 1);
           const V v = V::load(x + j);
           vmax_plain(V::load(mx + j), v).store(mx + j);
           (V::load(part + j) + nan_ones(v)).store(part + j);
@@ -685,7 +692,7 @@ void softmax_columns(const AxisCall& c) {
         C* ex = keep_exp ? ex_mem.get() + i * w : nullptr;
         int64_t j = 0;
         for (; j + W <= w; j += W) {
-          __builtin_prefetch(pf + j * a.in_es);
+          __builtin_prefetch(pf + j * a.in_es, 0, 1);
           if (j < w2) __builtin_prefetch(pn + j * a.in_es, 0, 1);
           const V v = exp(V::load(x + j) - V::load(mx + j));
           if (keep_exp) v.store(ex + j);
@@ -732,6 +739,9 @@ void softmax_columns(const AxisCall& c) {
       }
     }
     if (stream) _mm_sfence();  // order the non-temporal stores before the op returns
+  };
+  ThreadPool::instance().parallel_for(lanes, 1, [&](int64_t b, int64_t e) {
+    for (int64_t lane = b; lane < e; ++lane) run_lane(lane);
   });
 }
 
