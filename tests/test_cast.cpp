@@ -9,6 +9,7 @@
 // significand holds every int64 and double), independently of numr's conversions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -269,6 +270,37 @@ TEST(Cast, F32ToBF16BitPatterns) {
         std::isnan(v[i]) ? uint64_t((u >> 16) | 0x40u) : uint64_t(round_small(LD(v[i]), 7, 8));
     ASSERT_EQ(got[i], want) << "F32 bits 0x" << std::hex << u << " (element " << std::dec << i
                             << ")";
+  }
+}
+
+// Casts to F16 and BF16 with results of 8 MiB or more are written with non-temporal stores
+// from each thread's first 32-byte boundary on, and a large transposed source is cast slab
+// by slab: both equal the same values cast in pieces small enough for normal stores.
+// Scattered bit patterns cover NaNs, infinities and subnormals.
+TEST(Cast, LargeNarrowingsEqualSmallOnes) {
+  const int64_t rows = 16384, cols = 263;  // 4.3M elements: 8.2 MiB of 2-byte results
+  std::vector<float> v(size_t(rows * cols));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const uint32_t u = uint32_t(i) * 2654435761u;
+    std::memcpy(&v[i], &u, sizeof u);
+  }
+  const Tensor x = Tensor::from_vector<float>(v, {rows, cols});
+  const Tensor xt = x.transpose(0, 1);  // [cols, rows]
+  for (DType to : {DType::BF16, DType::F16}) {
+    const std::vector<uint64_t> whole = raw_bits(cast(x, to)), whole_t = raw_bits(cast(xt, to));
+    for (int64_t r0 = 0; r0 < rows; r0 += 1024) {
+      const std::vector<uint64_t> part = raw_bits(cast(x.narrow(0, r0, 1024), to));
+      for (size_t k = 0; k < part.size(); ++k)
+        ASSERT_EQ(whole[size_t(r0 * cols) + k], part[k])
+            << to << ", row " << r0 + int64_t(k) / cols;
+    }
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t m = std::min<int64_t>(16, cols - c0);
+      const std::vector<uint64_t> part = raw_bits(cast(contiguous(xt.narrow(0, c0, m)), to));
+      for (size_t k = 0; k < part.size(); ++k)
+        ASSERT_EQ(whole_t[size_t(c0 * rows) + k], part[k])
+            << to << ", transposed, row " << c0 + int64_t(k) / rows;
+    }
   }
 }
 

@@ -536,15 +536,16 @@ TEST(ParityView, TransposingCasts) {
 // cast kernel, the second through the elementwise copy; on the CPU, for [300, 26x], through
 // the transposing copy and a conversion along rows. A batched transpose covers the grid's
 // third dim; the shapes with even sizes and strides let CUDA move pairs of elements where
-// one side is 2 bytes and the other 2 or 4.
+// one side is 2 bytes and the other 2 or 4. On the CPU, [100, 16384] from a 4- or 8-byte
+// dtype is cast in two slabs of the result's last dim, 64 and 36 wide.
 TEST(ParityView, TransposingCastsRoundLikeContiguousCasts) {
   test::for_each_case(OpId::cast, test::dtypes_of(OpId::cast), [&](DType t, Device dev) {
     test::InputSpec spec;
     spec.lo = -400;
     spec.hi = 400;
     spec.specials = true;
-    for (const Shape& shape :
-         {Shape{300, 261}, Shape{300, 262}, Shape{3, 70, 45}, Shape{4, 70, 46}}) {
+    for (const Shape& shape : {Shape{300, 261}, Shape{300, 262}, Shape{3, 70, 45}, Shape{4, 70, 46},
+                               Shape{100, 16384}}) {
       const Tensor x = test::make_input(shape, t, dev, spec, 15);
       const int64_t last = int64_t(shape.size()) - 1;
       const Tensor xt = transpose(x, 0, last);

@@ -217,8 +217,17 @@ inline void visit_storage(DType t, F&& f) {
 inline __m512 widen_h16x16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
 }
+// kStream: a non-temporal store, to a 32-byte aligned p.
+template <bool kStream = false>
+inline void store_h16x16(__m256i r, uint16_t* p) {
+  if constexpr (kStream)
+    _mm256_stream_si256((__m256i*)p, r);
+  else
+    _mm256_storeu_si256((__m256i*)p, r);
+}
+template <bool kStream = false>
 inline void narrow_h16x16(__m512 x, uint16_t* p) {
-  _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  store_h16x16<kStream>(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT), p);
 }
 inline __m512 widen_b16x16(const uint16_t* p) {
   const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
@@ -233,11 +242,12 @@ inline const bool kCpuHasAvx512Bf16 = [] {
   __builtin_cpu_init();  // a static initializer may run before libgcc's own
   return __builtin_cpu_supports("avx512bf16") != 0;
 }();
+template <bool kStream = false>
 inline void narrow_b16x16(__m512 x, uint16_t* p) {
   if (kCpuHasAvx512Bf16 && _mm512_fpclass_ps_mask(x, 0x20) == 0) {  // 0x20: subnormal
     __m256i r;
     asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
-    _mm256_storeu_si256((__m256i*)p, r);
+    store_h16x16<kStream>(r, p);
     return;
   }
   const __m512i u = _mm512_castps_si512(x);
@@ -245,7 +255,7 @@ inline void narrow_b16x16(__m512 x, uint16_t* p) {
   __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
   const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
   r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-  _mm256_storeu_si256((__m256i*)p, _mm512_cvtepi32_epi16(r));
+  store_h16x16<kStream>(_mm512_cvtepi32_epi16(r), p);
 }
 #endif
 
@@ -259,9 +269,17 @@ inline void h16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 #endif
   for (; i < n; ++i) dst[i] = h16_to_float(src[i]);
 }
-inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n) {
+// With stream (AVX-512), the vectors from the first 32-byte boundary of dst on are written
+// with non-temporal stores (the caller fences).
+inline void float_to_h16_row(const float* src, uint16_t* dst, int64_t n, bool stream = false) {
   int64_t i = 0;
+  (void)stream;  // below AVX-512: normal stores
 #if NUMR_ISA_LEVEL >= 3
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % 32 != 0; ++i)
+      dst[i] = float_to_h16(src[i]);
+    for (; i + 16 <= n; i += 16) narrow_h16x16<true>(_mm512_loadu_ps(src + i), dst + i);
+  }
   for (; i + 16 <= n; i += 16) narrow_h16x16(_mm512_loadu_ps(src + i), dst + i);
 #elif NUMR_ISA_LEVEL >= 2
   for (; i + 8 <= n; i += 8)
@@ -282,16 +300,18 @@ inline void b16_to_float_row(const uint16_t* src, float* dst, int64_t n) {
 #endif
   for (; i < n; ++i) dst[i] = bits_to_float(uint32_t(src[i]) << 16);
 }
-inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n) {
+inline void float_to_b16_row(const float* src, uint16_t* dst, int64_t n, bool stream = false) {
   int64_t i = 0;
+  (void)stream;  // below AVX-512: normal stores
 #if NUMR_ISA_LEVEL >= 3
+  if (stream) {
+    for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % 32 != 0; ++i)
+      dst[i] = float_to_b16(src[i]);
+    for (; i + 16 <= n; i += 16) narrow_b16x16<true>(_mm512_loadu_ps(src + i), dst + i);
+  }
   for (; i + 16 <= n; i += 16) narrow_b16x16(_mm512_loadu_ps(src + i), dst + i);
 #endif
-  for (; i < n; ++i) {
-    const uint32_t u = float_to_bits(src[i]);
-    const uint32_t r = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-    dst[i] = (u & 0x7FFFFFFFu) > 0x7F800000u ? uint16_t((u >> 16) | 0x40u) : uint16_t(r);
-  }
+  for (; i < n; ++i) dst[i] = float_to_b16(src[i]);
 }
 
 // How a kernel loop reads its operands and writes its results, a vector at a time: data of
@@ -341,12 +361,14 @@ inline void gather_row(const void* base, DType t, int64_t stride, int64_t n, C* 
 }
 
 // Writes n compute values to contiguous storage of dtype t.
+// With stream, F16/BF16 from float are written as float_to_h16_row says.
 template <class C>
-inline void scatter_row(const C* src, int64_t n, void* base, DType t) {
+inline void scatter_row(const C* src, int64_t n, void* base, DType t, bool stream = false) {
   if constexpr (sizeof(C) == 4 && C(0.5f) != C(0)) {
-    if (t == DType::F16) return float_to_h16_row(src, (uint16_t*)base, n);
-    if (t == DType::BF16) return float_to_b16_row(src, (uint16_t*)base, n);
+    if (t == DType::F16) return float_to_h16_row(src, (uint16_t*)base, n, stream);
+    if (t == DType::BF16) return float_to_b16_row(src, (uint16_t*)base, n, stream);
   }
+  (void)stream;
   visit_storage(t, [&](auto s) {
     using S = decltype(s);
     S* p = static_cast<S*>(base);

@@ -361,18 +361,6 @@ void run_any(const ElementwiseCall& call, const LoopPlan& plan, int64_t total_nu
   }
 }
 
-// Columns [c0, c0 + w) of t's last dim.
-TensorRef last_dim_slab(const TensorRef& t, int64_t c0, int64_t w) {
-  TensorRef s = t;
-  s.offset += c0 * t.strides.back();
-  s.shape.back() = w;
-  return s;
-}
-
-// The bytes of the row-major copies of a slab's transposed inputs: they stay in the L3
-// between the copy and the op.
-constexpr int64_t kSlabBytes = int64_t(4) << 20;
-
 }  // namespace
 
 void elementwise(const ElementwiseCall& call) {
@@ -389,8 +377,7 @@ void elementwise(const ElementwiseCall& call) {
     if (transposed_dim(plan, k + 1) >= 0) es_sum += int64_t(dtype_size(call.in[size_t(k)].dtype));
   if (es_sum == 0) return run_any(call, plan, plan.numel);
   const int64_t len = call.out.shape.back(), outer = plan.numel / len;
-  const int64_t width =
-      std::min(len, std::max<int64_t>(64, kSlabBytes / (outer * es_sum) / 64 * 64));
+  const int64_t width = slab_width(len, outer, es_sum);
   std::optional<HostScratch> temps[3];
   for (int64_t c0 = 0; c0 < len; c0 += width) {
     const int64_t w = std::min(width, len - c0);
