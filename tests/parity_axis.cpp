@@ -170,6 +170,43 @@ NUMR_AXIS_TEST(Softmax, softmax)
 NUMR_AXIS_TEST(LogSoftmax, log_softmax)
 #undef NUMR_AXIS_TEST
 
+// Softmax over dim 0 keeps column maxima per block of rows and rescales each block at the
+// end: columns whose maximum comes late, -inf before any finite value, all -inf, +inf or
+// NaN in a later block, one huge value in the last row; n = 300 ends in a partial block.
+TEST(ParityAxis, SoftmaxColumnsAcrossBlocks) {
+  const int64_t n = 300, cols = 40;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v(size_t(n * cols));
+  uint64_t state = 12345;
+  const auto uniform = [&] {  // in [-50, 50)
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return double(state >> 11) / double(uint64_t(1) << 53) * 100.0 - 50.0;
+  };
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double x = uniform();
+      if (j == 0 && i < 200) x = -inf;           // -inf in the first blocks only
+      if (j == 1) x = -inf;                      // all -inf: NaN
+      if (j == 2) x = 0.5 * double(i);           // the maximum rises block by block
+      if (j == 3 && i == n - 1) x = 1000.0;      // one huge value in the last row
+      if (j == 4 && i == 150) x = inf;           // +inf in a later block: NaN
+      if (j == 5 && i == 250) x = std::nan("");  // NaN in a later block
+      if (j == 6) x = i < 64 ? 40.0 : -40.0;     // the maximum in the first block only
+      v[size_t(i * cols + j)] = x;
+    }
+  const Tensor x64 = Tensor::from_vector<double>(v, {n, cols});
+  for (OpId op : {OpId::softmax, OpId::log_softmax}) {
+    std::vector<DType> floats;
+    for (DType t : dtypes_of(op))
+      if (is_floating(t)) floats.push_back(t);
+    for_each_case(op, floats, [&](DType t, Device dev) -> std::string {
+      const Tensor x = x64.cast(t).to(dev);
+      const Tensor got = call_axis(op, x, 0);
+      return compare(got, reference::along_axis(op, to_ref(x), 0), tolerance_of(t, n));
+    });
+  }
+}
+
 TEST(ParityAxis, SoftmaxEdgeValues) {
   // Stable for large inputs; rows sum to one.
   const Tensor big = Tensor::from_vector<float>({1000.f, 1000.f, 999.f}, {3});
