@@ -16,6 +16,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "backends/cpu/host_allocator.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "core/thread_pool.h"
 
@@ -659,8 +660,9 @@ void softmax_columns_kept(const AxisCall& c, int64_t tile) {
     alignas(64) C shift[kTile];  // the block's shift: c_b, or 0 while c_b is -inf
     alignas(64) C out_buf[kTile];
     double tot[kTile];
-    const std::unique_ptr<C[]> mem(new C[size_t((n + 2 * n_blocks) * tile)]);
-    C* const ex = mem.get();                // [n, w] exponentials
+    // From the host allocator: huge-page blocks, kept from one call to the next.
+    const HostScratch mem(size_t((n + 2 * n_blocks) * tile) * sizeof(C));
+    C* const ex = static_cast<C*>(mem.get());  // [n, w] exponentials
     C* const fac = ex + n * tile;           // [n_blocks, w]: c_b, then the block factors
     C* const bsum = fac + n_blocks * tile;  // [n_blocks, w] block sums
     const std::unique_ptr<C[]> blk(direct ? nullptr : new C[size_t(R * tile)]);
