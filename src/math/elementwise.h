@@ -5,9 +5,10 @@
 // Guards for special values live here too, so every backend gets them.
 #pragma once
 
+#include "math/namespace.h"
 #include "math/scalar_double.h"
 
-namespace numr::math {
+namespace numr::math::inline NUMR_MATH_ISA {
 
 // ---- unary ----
 template <class T> T neg(T x) { return -x; }
@@ -139,4 +140,4 @@ template <class T> T relu_grad_from_out(T y) { return select(y > T(0), T(1), T(0
 template <class T> T sigmoid_grad_from_out(T y) { return y * (T(1) - y); }
 template <class T> T tanh_grad_from_out(T y) { return T(1) - y * y; }
 
-}  // namespace numr::math
+}  // namespace numr::math::inline NUMR_MATH_ISA

@@ -5,8 +5,11 @@
 #pragma once
 
 #include "math/device_libm.h"
+#include "math/namespace.h"
 
-namespace numr::math {
+NUMR_MATH_EXACT_BEGIN
+
+namespace numr::math::inline NUMR_MATH_ISA {
 
 // z = sqrt(-2 ln u1) cos(2 pi u2), for u1 in (0, 1] and u2 in [0, 1).
 template <class T>
@@ -15,4 +18,6 @@ T box_muller(T u1, T u2) {
   return sqrt(T(-2.0) * libm::log(u1)) * libm::cos(two_pi * u2);
 }
 
-}  // namespace numr::math
+}  // namespace numr::math::inline NUMR_MATH_ISA
+
+NUMR_MATH_EXACT_END

@@ -6,8 +6,9 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include "math/namespace.h"
 
-namespace numr::math {
+namespace numr::math::inline NUMR_MATH_ISA {
 
 #define NUMR_STD1(name) \
   inline double name(double x) { return std::name(x); }
@@ -34,4 +35,4 @@ inline double ilogb_normal(double x) {
       static_cast<std::int64_t>((std::bit_cast<std::uint64_t>(x) >> 52) & 0x7ff) - 1023);
 }
 
-}  // namespace numr::math
+}  // namespace numr::math::inline NUMR_MATH_ISA

@@ -4,9 +4,12 @@
 // of operations T must offer); no branches on T values, loops have compile-time trip counts.
 #pragma once
 
+#include "math/namespace.h"
 #include "math/scalar_double.h"
 
-namespace numr::math::libm::detail {
+NUMR_MATH_EXACT_BEGIN
+
+namespace numr::math::inline NUMR_MATH_ISA::libm::detail {
 
 inline constexpr double kInf = __builtin_inf();
 inline constexpr double kNaN = __builtin_nan("");
@@ -118,4 +121,6 @@ T fast_sum3(T a, T b, T c) {
   return s + (e + c);
 }
 
-}  // namespace numr::math::libm::detail
+}  // namespace numr::math::inline NUMR_MATH_ISA::libm::detail
+
+NUMR_MATH_EXACT_END

@@ -2,8 +2,11 @@
 #pragma once
 
 #include "math/libm/common.h"
+#include "math/namespace.h"
 
-namespace numr::math::libm {
+NUMR_MATH_EXACT_BEGIN
+
+namespace numr::math::inline NUMR_MATH_ISA::libm {
 
 // e^x: x = n ln2 + r, |r| <= ln2/2, degree-10 polynomial for e^r - 1 - r, result scaled by
 // 2^n in two exact steps (correct gradual underflow). About 1 ulp.
@@ -132,4 +135,6 @@ T log1p(T x) {
   return detail::log1p_dd(x, T(0));
 }
 
-}  // namespace numr::math::libm
+}  // namespace numr::math::inline NUMR_MATH_ISA::libm
+
+NUMR_MATH_EXACT_END

@@ -4,8 +4,11 @@
 
 #include "math/libm/common.h"
 #include "math/libm/exp_log.h"
+#include "math/namespace.h"
 
-namespace numr::math::libm {
+NUMR_MATH_EXACT_BEGIN
+
+namespace numr::math::inline NUMR_MATH_ISA::libm {
 
 // sinh x from E = expm1(|x|): (2E - E^2/(E+1)) / 2 below 1, (E + E/(E+1)) / 2 up to 709,
 // then h^2/2 with h = e^(|x|/2) so that sinh does not overflow before e^|x| does. |x| < 2^-28
@@ -97,4 +100,6 @@ T atanh(T x) {
   return select(a < T(0x1p-28), x, select(x < T(0), -res, res));
 }
 
-}  // namespace numr::math::libm
+}  // namespace numr::math::inline NUMR_MATH_ISA::libm
+
+NUMR_MATH_EXACT_END

@@ -2,8 +2,11 @@
 #pragma once
 
 #include "math/libm/common.h"
+#include "math/namespace.h"
 
-namespace numr::math::libm {
+NUMR_MATH_EXACT_BEGIN
+
+namespace numr::math::inline NUMR_MATH_ISA::libm {
 
 // cbrt x: |x| = 2^(3q) m, m in [1, 8); a degree-4 first guess (error 5e-3), two Newton steps
 // and a last one with the residual y^3 - m taken in extended precision. Under 1 ulp.
@@ -88,4 +91,6 @@ T pow(T x, T y) {
   return select((y == T(0)) | (x == T(1)), T(1), res);
 }
 
-}  // namespace numr::math::libm
+}  // namespace numr::math::inline NUMR_MATH_ISA::libm
+
+NUMR_MATH_EXACT_END

@@ -2,8 +2,11 @@
 #pragma once
 
 #include "math/libm/common.h"
+#include "math/namespace.h"
 
-namespace numr::math::libm {
+NUMR_MATH_EXACT_BEGIN
+
+namespace numr::math::inline NUMR_MATH_ISA::libm {
 
 namespace detail {
 
@@ -241,4 +244,6 @@ T atan2(T y, T x) {
   return select((x != x) | (y != y), x + y, select(yneg, -res, res));
 }
 
-}  // namespace numr::math::libm
+}  // namespace numr::math::inline NUMR_MATH_ISA::libm
+
+NUMR_MATH_EXACT_END
