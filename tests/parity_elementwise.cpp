@@ -322,6 +322,34 @@ TEST(ParityElementwise, LargeOutputs) {
         << "silu_mul_bwd output " << out;
 }
 
+// Large transposed inputs are copied piece by piece into a row-major scratch of each
+// thread (kernels/transposed_pieces.h), the inputs of one piece one after another in it:
+// two transposed inputs of different element sizes (Bool and F32, F64 and F64) beside a
+// broadcast one; rank 3 transposed over dims 0 and 2 (30 result rows per index of dim 0),
+// and rank 2 with partial pieces along both dims.
+TEST(ParityElementwise, TransposedInputsInPieces) {
+  const Device cpu = Device::cpu();
+  for (const Shape& src : {Shape{40, 30, 70}, Shape{1100, 300}}) {
+    const int64_t last = int64_t(src.size()) - 1;
+    const auto transposed = [&](DType t, uint64_t seed) {
+      return transpose(make_input(src, t, cpu, InputSpec{}, seed), 0, last);
+    };
+    const Tensor c = transposed(DType::Bool, 21), a = transposed(DType::F32, 22);
+    const Tensor b = make_input({src.front()}, DType::F32, cpu, InputSpec{}, 23);
+    const RefTensor rc = to_ref(c), ra = to_ref(a), rb = to_ref(b);
+    EXPECT_EQ(compare(where_cond(c, a, b),
+                      reference::elementwise(OpId::where_cond, {&rc, &ra, &rb}), {0.0, 0.0, 0.0}),
+              "")
+        << shape_str(src);
+    const Tensor x = transposed(DType::F64, 24), y = transposed(DType::F64, 25);
+    const RefTensor rx = to_ref(x), ry = to_ref(y);
+    EXPECT_EQ(compare(atan2(x, y), reference::elementwise(OpId::atan2, {&rx, &ry}),
+                      tolerance_for(DType::F64)),
+              "")
+        << shape_str(src);
+  }
+}
+
 // numr's documented values for a few points, independent of the reference formulas.
 TEST(ElementwiseValues, KnownPoints) {
   const Tensor x = Tensor::from_vector<double>({-1.0, 0.0, 0.5, 2.0}, {4});

@@ -536,8 +536,9 @@ TEST(ParityView, TransposingCasts) {
 // cast kernel, the second through the elementwise copy; on the CPU, for [300, 26x], through
 // the transposing copy and a conversion along rows. A batched transpose covers the grid's
 // third dim; the shapes with even sizes and strides let CUDA move pairs of elements where
-// one side is 2 bytes and the other 2 or 4. On the CPU, [100, 16384] from a 4- or 8-byte
-// dtype is cast in two slabs of the result's last dim, 64 and 36 wide.
+// one side is 2 bytes and the other 2 or 4. On the CPU, [300, 261] is cast in pieces 256
+// and 44 columns wide (kernels/transposed_pieces.h), [100, 16384] from a 4- or 8-byte dtype
+// in pieces of 1310 or 655 result rows, the last one shorter.
 TEST(ParityView, TransposingCastsRoundLikeContiguousCasts) {
   test::for_each_case(OpId::cast, test::dtypes_of(OpId::cast), [&](DType t, Device dev) {
     test::InputSpec spec;

@@ -42,8 +42,6 @@ template <class C> struct VecOf;
 template <> struct VecOf<float> { using type = VF; };
 template <> struct VecOf<double> { using type = VD; };
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // A contiguous run of the tensor as compute values: direct when the dtype matches.
 template <class C>
 struct Access {

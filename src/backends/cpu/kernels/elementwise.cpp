@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <type_traits>
 
 #include "backends/cpu/host_allocator.h"
@@ -19,6 +18,7 @@
 #include "backends/cpu/kernels/isa.h"  // after every system header
 
 #include "backends/cpu/kernels/convert.h"
+#include "backends/cpu/kernels/transposed_pieces.h"
 #include "backends/cpu/kernels/vec.h"
 #include "math/elementwise.h"
 
@@ -247,7 +247,7 @@ void run_half(const Args& a, int64_t n, uint16_t* out, uint16_t* out2,
 }
 #endif
 
-// total_numel: the whole result's elements (more than plan's when this is one slab of it),
+// total_numel: the whole result's elements (more than plan's when this is one piece of it),
 // which decides whether the results are streamed.
 template <class C>
 void run(const ElementwiseCall& call, const LoopPlan& plan, int64_t total_numel) {
@@ -365,38 +365,30 @@ void run_any(const ElementwiseCall& call, const LoopPlan& plan, int64_t total_nu
 
 void elementwise(const ElementwiseCall& call) {
   const LoopPlan plan = plan_of(call);
-  // A large transposed input is read through the transposing copy (its blocks suit both
-  // layouts): read along the output's rows, each of its elements would cost a cache line
-  // (exp of a transposed [16384, 1024] F32 matrix took 57-62 ms, libtorch's 30). The op
-  // runs on slabs of the result's last dim, the source's strided one, so that each slab's
-  // reads run along whole source rows; each transposed input of a slab is copied into a
-  // row-major block first, which the op reads from the cache (one copy of a whole 64 MiB
-  // input, written to memory and read back: 5.4-6.8 ms for that exp).
+  // A large transposed input is read through the transposing copy, piece by piece
+  // (transposed_pieces.h): read along the output's rows, each of its elements would cost a
+  // cache line (exp of a transposed [16384, 1024] F32 matrix took 57-62 ms that way,
+  // libtorch's 30; one copy of the whole input, written to memory and read back, 5.4-6.8).
   int64_t es_sum = 0;
   for (int k = 0; k < call.n_in && plan.numel >= kTransposedCopyMin; ++k)
     if (transposed_dim(plan, k + 1) >= 0) es_sum += int64_t(dtype_size(call.in[size_t(k)].dtype));
   if (es_sum == 0) return run_any(call, plan, plan.numel);
-  const int64_t len = call.out.shape.back(), outer = plan.numel / len;
-  const int64_t width = slab_width(len, outer, es_sum);
-  std::optional<HostScratch> temps[3];
-  for (int64_t c0 = 0; c0 < len; c0 += width) {
-    const int64_t w = std::min(width, len - c0);
+  for_each_piece(call.out.shape, es_sum, [&](const Piece& p, char* scratch) {
     ElementwiseCall c = call;
-    c.out = last_dim_slab(call.out, c0, w);
-    if (call.n_out == 2) c.out2 = last_dim_slab(call.out2, c0, w);
+    c.out = piece_of(call.out, p);
+    if (call.n_out == 2) c.out2 = piece_of(call.out2, p);
+    const Strides row_major_strides = contiguous_strides(c.out.shape);
     for (int k = 0; k < call.n_in; ++k) {
       TensorRef& in = c.in[size_t(k)];
-      const bool transposed = transposed_dim(plan, k + 1) >= 0;
-      in = last_dim_slab(in, c0, w);
-      if (!transposed) continue;
-      if (!temps[k]) temps[k].emplace(size_t(outer * width) * dtype_size(in.dtype));
-      const TensorRef row_major{temps[k]->get(), 0, in.dtype, c.out.shape,
-                                contiguous_strides(c.out.shape)};
-      copy(CopyCall{in, row_major});
+      in = piece_of(in, p);
+      if (transposed_dim(plan, k + 1) < 0) continue;
+      const TensorRef row_major{scratch, 0, in.dtype, c.out.shape, row_major_strides};
+      copy(CopyCall{in, row_major});  // on this thread: the pool does not nest
+      scratch += shape_numel(c.out.shape) * int64_t(dtype_size(in.dtype));
       in = row_major;
     }
     run_any(c, plan_of(c), plan.numel);
-  }
+  });
 }
 
 }  // namespace numr::cpu::NUMR_ISA

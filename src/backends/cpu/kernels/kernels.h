@@ -8,6 +8,8 @@
 
 namespace numr::cpu {
 
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // Results at least this large are written with non-temporal stores where the kernel can:
 // they would not stay in the caches, and a normal store reads each line before writing it.
 constexpr int64_t kStreamBytes = int64_t(8) << 20;
@@ -16,25 +18,6 @@ constexpr int64_t kStreamBytes = int64_t(8) << 20;
 // copied into row-major order by the transposing copy where an op reads them along the
 // result's rows (elementwise ops, casts).
 constexpr int64_t kTransposedCopyMin = 65536;
-
-// Such a view is taken in slabs of the result's last dim (the view's strided one): each
-// slab's row-major copy, at most this many bytes, stays in the L3 between the copy and
-// the op that reads it.
-constexpr int64_t kSlabBytes = int64_t(4) << 20;
-
-// Columns [c0, c0 + w) of t's last dim.
-inline TensorRef last_dim_slab(const TensorRef& t, int64_t c0, int64_t w) {
-  TensorRef s = t;
-  s.offset += c0 * t.strides.back();
-  s.shape.back() = w;
-  return s;
-}
-
-// The width of such slabs: whole cache lines of 64 elements or more, at most
-// kSlabBytes for the rows of every input copied (es_sum: their element sizes summed).
-inline int64_t slab_width(int64_t len, int64_t outer, int64_t es_sum) {
-  return std::min(len, std::max<int64_t>(64, kSlabBytes / (outer * es_sum) / 64 * 64));
-}
 
 // Finishes rows of a GEMM result on the calling thread (callers split the rows):
 // x = src + bias, pre = x, out = act(x) + residual, each part skipped when its pointer is

@@ -438,8 +438,6 @@ struct Ctx {
   int64_t correction = 1;
 };
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // Feeds the flat reduced elements [b, e) of the block at element offset `base`.
 template <class C, OpId Op>
 void feed_range(const Ctx& c, int64_t base, int64_t b, int64_t e,
