@@ -326,10 +326,11 @@ TEST(ParityElementwise, LargeOutputs) {
 // thread (kernels/transposed_pieces.h), the inputs of one piece one after another in it:
 // two transposed inputs of different element sizes (Bool and F32, F64 and F64) beside a
 // broadcast one; rank 3 transposed over dims 0 and 2 (30 result rows per index of dim 0),
-// and rank 2 with partial pieces along both dims.
+// rank 2 with partial pieces along both dims, and a piece of 257 x 45 (an odd number of
+// Bool elements before the F32 ones in the scratch).
 TEST(ParityElementwise, TransposedInputsInPieces) {
   const Device cpu = Device::cpu();
-  for (const Shape& src : {Shape{40, 30, 70}, Shape{1100, 300}}) {
+  for (const Shape& src : {Shape{40, 30, 70}, Shape{1100, 300}, Shape{301, 257}}) {
     const int64_t last = int64_t(src.size()) - 1;
     const auto transposed = [&](DType t, uint64_t seed) {
       return transpose(make_input(src, t, cpu, InputSpec{}, seed), 0, last);

@@ -384,7 +384,7 @@ void elementwise(const ElementwiseCall& call) {
       if (transposed_dim(plan, k + 1) < 0) continue;
       const TensorRef row_major{scratch, 0, in.dtype, c.out.shape, row_major_strides};
       copy(CopyCall{in, row_major});  // on this thread: the pool does not nest
-      scratch += shape_numel(c.out.shape) * int64_t(dtype_size(in.dtype));
+      scratch += scratch_part(shape_numel(c.out.shape), dtype_size(in.dtype));
       in = row_major;
     }
     run_any(c, plan_of(c), plan.numel);

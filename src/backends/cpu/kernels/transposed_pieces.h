@@ -40,9 +40,16 @@ inline TensorRef piece_of(const TensorRef& t, const Piece& p) {
   return s;
 }
 
+// The bytes a piece's copy of one input takes in the scratch, so that the next one starts
+// on a cache line.
+inline int64_t scratch_part(int64_t numel, size_t es) {
+  return ceil_div(numel * int64_t(es), 64) * 64;
+}
+
 // Calls body(piece, scratch) for every piece of a result of shape `shape` (rank 2 or
 // more), over the thread pool; scratch holds the piece's elements at es_sum bytes each
-// (the element sizes of the inputs to copy, summed).
+// (the element sizes of the inputs to copy, summed: up to three), each input's part
+// scratch_part() long.
 template <class Body>
 void for_each_piece(const Shape& shape, int64_t es_sum, const Body& body) {
   const int64_t len = shape.back(), d0 = shape.front();
@@ -54,7 +61,7 @@ void for_each_piece(const Shape& shape, int64_t es_sum, const Body& body) {
   const int64_t rn = std::clamp<int64_t>(kPieceBytes / (cn * es_sum * unit), 1, d0);
   const int64_t n_r = ceil_div(d0, rn), n_items = n_c * n_r;
   ThreadPool::instance().parallel_for(n_items, 1, [&](int64_t b, int64_t e) {
-    const HostScratch scratch(size_t(rn * unit * (cn + 1) * es_sum));
+    const HostScratch scratch(size_t(rn * unit * (cn + 1) * es_sum + 3 * 64));
     for (int64_t item = b; item < e; ++item) {
       const int64_t r0 = (item % n_r) * rn, c = item / n_r, c0 = c * cn;
       body(Piece{r0, std::min(rn, d0 - r0), c0, c == n_c - 1 ? len - c0 : cn},
