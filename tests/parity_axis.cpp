@@ -173,8 +173,11 @@ NUMR_AXIS_TEST(LogSoftmax, log_softmax)
 // Softmax over dim 0 keeps column maxima per block of rows and rescales each block at the
 // end: columns whose maximum comes late, -inf before any finite value, all -inf, +inf or
 // NaN in a later block, one huge value in the last row; n = 300 ends in a partial block.
+// The cases repeat every 8 columns from the last, so that with 47 columns and 1 to 3 threads (tiles
+// of 16 to 48 columns) each comes in chunks of several vectors, of one, and in the columns past the
+// last whole vector.
 TEST(ParityAxis, SoftmaxColumnsAcrossBlocks) {
-  const int64_t n = 300, cols = 40;
+  const int64_t n = 300, cols = 47;
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> v(size_t(n * cols));
   uint64_t state = 12345;
@@ -185,26 +188,33 @@ TEST(ParityAxis, SoftmaxColumnsAcrossBlocks) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < cols; ++j) {
       double x = uniform();
-      if (j == 0 && i < 200) x = -inf;           // -inf in the first blocks only
-      if (j == 1) x = -inf;                      // all -inf: NaN
-      if (j == 2) x = 0.5 * double(i);           // the maximum rises block by block
-      if (j == 3 && i == n - 1) x = 1000.0;      // one huge value in the last row
-      if (j == 4 && i == 150) x = inf;           // +inf in a later block: NaN
-      if (j == 5 && i == 250) x = std::nan("");  // NaN in a later block
-      if (j == 6) x = i < 64 ? 40.0 : -40.0;     // the maximum in the first block only
+      const int64_t k = (cols - 1 - j) % 8;      // the last columns: cases 0, 1, 2, ...
+      if (k == 0 && i < 200) x = -inf;           // -inf in the first blocks only
+      if (k == 1) x = -inf;                      // all -inf: NaN
+      if (k == 2) x = 0.5 * double(i);           // the maximum rises block by block
+      if (k == 3 && i == n - 1) x = 1000.0;      // one huge value in the last row
+      if (k == 4 && i == 150) x = inf;           // +inf in a later block: NaN
+      if (k == 5 && i == 250) x = std::nan("");  // NaN in a later block
+      if (k == 6) x = i < 64 ? 40.0 : -40.0;     // the maximum in the first block only
       v[size_t(i * cols + j)] = x;
     }
   const Tensor x64 = Tensor::from_vector<double>(v, {n, cols});
-  for (OpId op : {OpId::softmax, OpId::log_softmax}) {
-    std::vector<DType> floats;
-    for (DType t : dtypes_of(op))
-      if (is_floating(t)) floats.push_back(t);
-    for_each_case(op, floats, [&](DType t, Device dev) -> std::string {
-      const Tensor x = x64.cast(t).to(dev);
-      const Tensor got = call_axis(op, x, 0);
-      return compare(got, reference::along_axis(op, to_ref(x), 0), tolerance_of(t, n));
-    });
+  const int threads = num_threads();
+  for (int t_count : {1, 2, 3}) {
+    set_num_threads(t_count);
+    SCOPED_TRACE("threads " + std::to_string(t_count));
+    for (OpId op : {OpId::softmax, OpId::log_softmax}) {
+      std::vector<DType> floats;
+      for (DType t : dtypes_of(op))
+        if (is_floating(t)) floats.push_back(t);
+      for_each_case(op, floats, [&](DType t, Device dev) -> std::string {
+        const Tensor x = x64.cast(t).to(dev);
+        const Tensor got = call_axis(op, x, 0);
+        return compare(got, reference::along_axis(op, to_ref(x), 0), tolerance_of(t, n));
+      });
+    }
   }
+  set_num_threads(threads);
 }
 
 TEST(ParityAxis, SoftmaxEdgeValues) {

@@ -630,6 +630,72 @@ void deal_items(int64_t n_items, int64_t grain, const Body& body) {
   });
 }
 
+// Vectors of columns whose maxima, shifts and sums stay in registers through a block's
+// rows: 2 * kChunkVecs live at a time, of the 32 AVX-512 registers or the 16 AVX2/SSE ones.
+constexpr int kChunkVecs = NUMR_ISA_LEVEL >= 3 ? 8 : 4;
+
+// The rows of a block of a tile: row r at p + r * stride.
+template <class C>
+struct BlockRows {
+  const C* p;
+  int64_t stride, n;
+  const C* operator[](int64_t r) const { return p + r * stride; }
+};
+
+// Columns [j, j + K W) of a block of a softmax tile: folds the block's maxima into the
+// running ones (run) and writes them as the block's shift c_b (cb); then writes exp(x -
+// c_b) (exp(x) while c_b is -inf, so that all -inf rows give 0, not NaN) to the block's
+// kept exponentials (e, rows w apart) and their sums to bs. Two passes over the chunk's
+// rows, which stay in L1 between them, the maxima and sums in registers: 12% less time
+// over dim 0 of f32 [4096, 4096] and 33% less over [16384, 1024] (Zen 5) than a pass over
+// whole rows of the tile with the maxima and sums in memory. prefetch(r, j, count) asks for
+// what row r of the next block needs of columns [j, j + count).
+template <class V, int K, class C, class Prefetch>
+inline void block_chunk(const BlockRows<C>& rows, int64_t j, int64_t w, C* run, C* cb, C* bs, C* e,
+                        const Prefetch& prefetch) {
+  constexpr int W = V::width;
+  V m[K], shift[K], sum[K];
+  for (int k = 0; k < K; ++k) m[k] = V::load(run + j + k * W);
+  for (int64_t r = 0; r < rows.n; ++r)
+    for (int k = 0; k < K; ++k) m[k] = vmax_plain(m[k], V::load(rows[r] + j + k * W));
+  for (int k = 0; k < K; ++k) {
+    m[k].store(run + j + k * W);
+    m[k].store(cb + j + k * W);
+    shift[k] = select(m[k] == V(-std::numeric_limits<C>::infinity()), V(C(0)), m[k]);
+    sum[k] = V(C(0));
+  }
+  for (int64_t r = 0; r < rows.n; ++r) {
+    prefetch(r, j, K * W);
+    for (int k = 0; k < K; ++k) {
+      const V v = exp(V::load(rows[r] + j + k * W) - shift[k]);
+      v.store(e + r * w + j + k * W);
+      sum[k] = sum[k] + v;
+    }
+  }
+  for (int k = 0; k < K; ++k) sum[k].store(bs + j + k * W);
+}
+// block_chunk over columns [j, w): chunks of K vectors, then of K / 2, ..., then the
+// columns past the last whole vector one at a time.
+template <class V, int K, class C, class Prefetch>
+inline void block_chunks(const BlockRows<C>& rows, int64_t j, int64_t w, C* run, C* cb, C* bs, C* e,
+                         const Prefetch& prefetch) {
+  constexpr int64_t kCols = K * V::width;
+  for (; j + kCols <= w; j += kCols) block_chunk<V, K>(rows, j, w, run, cb, bs, e, prefetch);
+  if constexpr (K > 1) {
+    block_chunks<V, K / 2>(rows, j, w, run, cb, bs, e, prefetch);
+  } else {
+    for (; j < w; ++j) {
+      C m = run[j];
+      for (int64_t r = 0; r < rows.n; ++r) m = rows[r][j] > m ? rows[r][j] : m;
+      run[j] = cb[j] = m;
+      const C shift = m == -std::numeric_limits<C>::infinity() ? C(0) : m;
+      C sum = 0;
+      for (int64_t r = 0; r < rows.n; ++r) sum += e[r * w + j] = C(std::exp(rows[r][j] - shift));
+      bs[j] = sum;
+    }
+  }
+}
+
 // Softmax over a strided dim, a tile of w columns and all n rows at a time, keeping the
 // tile's exponentials in a scratch that stays in cache. The tile is read from memory once,
 // kColumnBlock rows at a time: the block's column maxima, folded into the running maxima
@@ -657,8 +723,7 @@ void softmax_columns_kept(const AxisCall& c, int64_t tile) {
     return ((item / n_tiles) * n + i) * inner + (item % n_tiles) * tile;
   };
   deal_items(n_items, std::max<int64_t>(1, kGrain / (n * tile)), [&](int64_t lane, int64_t lanes) {
-    alignas(64) C run[kTile];    // running column maxima
-    alignas(64) C shift[kTile];  // the block's shift: c_b, or 0 while c_b is -inf
+    alignas(64) C run[kTile];  // running column maxima
     alignas(64) C out_buf[kTile];
     double tot[kTile];
     // From the host allocator: huge-page blocks, kept from one call to the next.
@@ -669,7 +734,6 @@ void softmax_columns_kept(const AxisCall& c, int64_t tile) {
     const std::unique_ptr<C[]> blk(direct ? nullptr : new C[size_t(R * tile)]);
     for (int64_t item = lane; item < n_items; item += lanes) {
       const int64_t w = std::min(tile, inner - (item % n_tiles) * tile);
-      // Row i's prefetch: the same row of the next block, or of the thread's next tile.
       const int64_t item2 = item + lanes < n_items ? item + lanes : item;
       const int64_t w2 = std::min(w, inner - (item2 % n_tiles) * tile);
       const auto ahead = [&](int64_t i, int64_t& pw) {
@@ -679,41 +743,22 @@ void softmax_columns_kept(const AxisCall& c, int64_t tile) {
       std::fill(run, run + w, kNegInf);
       for (int64_t b = 0; b < n_blocks; ++b) {
         const int64_t i0 = b * R, i1 = std::min(n, i0 + R);
-        const auto row = [&](int64_t i) {
-          return direct ? reinterpret_cast<const C*>(a.in + at(item, i) * a.in_es)
-                        : blk.get() + (i - i0) * w;
-        };
-        for (int64_t i = i0; i < i1; ++i) {
-          if (!direct) a.load(at(item, i), w, blk.get() + (i - i0) * w);
-          const C* x = row(i);
-          int64_t j = 0;
-          for (; j + W <= w; j += W) vmax_plain(V::load(run + j), V::load(x + j)).store(run + j);
-          for (; j < w; ++j) run[j] = x[j] > run[j] ? x[j] : run[j];
-        }
-        C* cb = fac + b * w;
-        C* bs = bsum + b * w;
-        for (int64_t j = 0; j < w; ++j) {
-          cb[j] = run[j];
-          shift[j] = run[j] == kNegInf ? C(0) : run[j];  // all -inf so far: exps of 0
-          bs[j] = C(0);
-        }
-        for (int64_t i = i0; i < i1; ++i) {
+        if (!direct)
+          for (int64_t i = i0; i < i1; ++i) a.load(at(item, i), w, blk.get() + (i - i0) * w);
+        const BlockRows<C> rows{
+            direct ? reinterpret_cast<const C*>(a.in + at(item, i0) * a.in_es) : blk.get(),
+            direct ? inner : w, i1 - i0};
+        C* const cb = fac + b * w;
+        C* const bs = bsum + b * w;
+        C* const e = ex + i0 * w;
+        // Row i's prefetch: the same row of the next block, or of the thread's next tile.
+        const auto prefetch = [&](int64_t r, int64_t j, int64_t count) {
           int64_t pw = 0;
-          const char* pf = ahead(i, pw);
-          const C* x = row(i);
-          C* e = ex + i * w;
-          int64_t j = 0;
-          for (; j + W <= w; j += W) {
-            if (j < pw) __builtin_prefetch(pf + j * a.in_es, 0, 1);
-            const V v = exp(V::load(x + j) - V::load(shift + j));
-            v.store(e + j);
-            (V::load(bs + j) + v).store(bs + j);
-          }
-          for (; j < w; ++j) {
-            e[j] = C(std::exp(x[j] - shift[j]));
-            bs[j] += e[j];
-          }
-        }
+          const char* pf = ahead(i0 + r, pw);
+          for (int64_t k = j; k < std::min(j + count, pw); k += W)
+            __builtin_prefetch(pf + k * a.in_es, 0, 1);
+        };
+        block_chunks<V, kChunkVecs>(rows, 0, w, run, cb, bs, e, prefetch);
       }
       // The factors exp(c_b - max) (0 for a block whose c_b is -inf, as its exponentials
       // are; NaN for every block of a column whose max is -inf too: all NaN, as it must
