@@ -235,6 +235,50 @@ TEST(Cast, LargeTransposedMatchesScalar) {
   }
 }
 
+// Large transposed views with a batch dim before them, with an offset, and with the batch
+// dim between the two transposed ones, cast between dtypes through the transposing walk
+// (each source row converted, then transposed in blocks, with partial strips and blocks
+// at the edges): each result equals the cast of the view made contiguous first, and that
+// copy equals the source read element by element through the view's strides.
+TEST(Cast, LargeTransposedViewsEqualContiguousOnes) {
+  const Shape shape{3, 131, 257};  // 101001 elements: above the walk's threshold
+  const int64_t n = shape_numel(shape);
+  for (DType src : {DType::F32, DType::BF16, DType::F64, DType::I32, DType::U8}) {
+    std::vector<LD> vals(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t k = i * 7919 % 20011;
+      vals[size_t(i)] = src == DType::U8   ? LD(k % 256)
+                        : is_floating(src) ? LD(k - 10005) * 0.375L
+                                           : LD(k - 10005);
+    }
+    const Tensor x = make_tensor(vals, src, shape);
+    const std::vector<uint64_t> xb = raw_bits(x);
+    const Tensor views[] = {x.permute({0, 2, 1}), x.narrow(2, 5, 250).permute({0, 2, 1}),
+                            x.permute({2, 0, 1})};
+    for (const Tensor& v : views) {
+      const Tensor c = contiguous(v);
+      const std::vector<uint64_t> cb = raw_bits(c);
+      const Shape& vs = v.shape();
+      for (int64_t i = 0; i < v.numel(); ++i) {
+        int64_t rest = i, at = v.offset();
+        for (int k = int(vs.size()) - 1; k >= 0; --k) {
+          at += rest % vs[size_t(k)] * v.strides()[size_t(k)];
+          rest /= vs[size_t(k)];
+        }
+        ASSERT_EQ(cb[size_t(i)], xb[size_t(at)])
+            << src << " " << shape_str(vs) << ", element " << i;
+      }
+      for (DType dst : kAllDTypes) {
+        if (dst == src) continue;
+        const std::vector<uint64_t> got = raw_bits(cast(v, dst)), want = raw_bits(cast(c, dst));
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_EQ(got[i], want[i])
+              << src << " -> " << dst << " " << shape_str(vs) << ", element " << i;
+      }
+    }
+  }
+}
+
 // Integers above 2^53 must round once to BF16, not through double first:
 // 2^62 + 2^54 + 1 is just above the midpoint between two BF16 values.
 TEST(Cast, I64ToBF16RoundsOnce) {
@@ -274,8 +318,9 @@ TEST(Cast, F32ToBF16BitPatterns) {
 }
 
 // Casts to F16 and BF16 with results of 8 MiB or more are written with non-temporal stores
-// from each thread's first 32-byte boundary on, and a large transposed source is cast slab
-// by slab: both equal the same values cast in pieces small enough for normal stores.
+// from each thread's first 32-byte boundary on, and a large transposed source is cast in
+// the strips of the transposing walk: both equal the same values cast in parts small
+// enough for normal stores.
 // Scattered bit patterns cover NaNs, infinities and subnormals.
 TEST(Cast, LargeNarrowingsEqualSmallOnes) {
   const int64_t rows = 16384, cols = 263;  // 4.3M elements: 8.2 MiB of 2-byte results

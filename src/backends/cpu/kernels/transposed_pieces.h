@@ -1,5 +1,6 @@
-// Ops that read large transposed views (loop_plan.h: transposed_dim) into a row-major
-// result, elementwise ops and casts, work in pieces: rows [r0, r0 + rn) of the result's
+// Elementwise ops that read large transposed views (loop_plan.h: transposed_dim) into a
+// row-major result work in pieces (casts take the transposing walk of
+// transposed_strips.h instead): rows [r0, r0 + rn) of the result's
 // first dim by columns [c0, c0 + cn) of its last (the view's strided dim). A thread copies
 // each transposed input of its piece into a row-major scratch of its own with the
 // transposing copy, reading runs along the source's rows, then runs the op from the
