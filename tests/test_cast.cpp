@@ -319,7 +319,7 @@ TEST(Cast, F32ToBF16BitPatterns) {
 
 // Casts to F16 and BF16 with results of 8 MiB or more are written with non-temporal stores
 // from each thread's first 32-byte boundary on, and a large transposed source is cast in
-// the strips of the transposing walk: both equal the same values cast in parts small
+// the transposing walk, in registers: both equal the same values cast in parts small
 // enough for normal stores.
 // Scattered bit patterns cover NaNs, infinities and subnormals.
 TEST(Cast, LargeNarrowingsEqualSmallOnes) {

@@ -225,9 +225,10 @@ inline void store_h16x16(__m256i r, uint16_t* p) {
   else
     _mm256_storeu_si256((__m256i*)p, r);
 }
+inline __m256i narrow_h16x16_reg(__m512 x) { return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT); }
 template <bool kStream = false>
 inline void narrow_h16x16(__m512 x, uint16_t* p) {
-  store_h16x16<kStream>(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT), p);
+  store_h16x16<kStream>(narrow_h16x16_reg(x), p);
 }
 inline __m512 widen_b16x16(const uint16_t* p) {
   const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
@@ -242,20 +243,27 @@ inline const bool kCpuHasAvx512Bf16 = [] {
   __builtin_cpu_init();  // a static initializer may run before libgcc's own
   return __builtin_cpu_supports("avx512bf16") != 0;
 }();
-template <bool kStream = false>
-inline void narrow_b16x16(__m512 x, uint16_t* p) {
+inline __m256i narrow_b16x16_reg(__m512 x) {
   if (kCpuHasAvx512Bf16 && _mm512_fpclass_ps_mask(x, 0x20) == 0) {  // 0x20: subnormal
     __m256i r;
     asm("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
-    store_h16x16<kStream>(r, p);
-    return;
+    return r;
   }
   const __m512i u = _mm512_castps_si512(x);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
   __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb), 16);
   const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
   r = _mm512_mask_blend_epi32(nan, r, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-  store_h16x16<kStream>(_mm512_cvtepi32_epi16(r), p);
+  return _mm512_cvtepi32_epi16(r);
+}
+template <bool kStream = false>
+inline void narrow_b16x16(__m512 x, uint16_t* p) {
+  store_h16x16<kStream>(narrow_b16x16_reg(x), p);
+}
+// The narrowing of 16 floats to F16 (kBf16 false) or BF16, in a register.
+template <bool kBf16>
+inline __m256i narrow_x16_reg(__m512 x) {
+  return kBf16 ? narrow_b16x16_reg(x) : narrow_h16x16_reg(x);
 }
 #endif
 

@@ -49,12 +49,11 @@ inline void put512(void* p, __m512i v) {
 }
 #endif
 
-// 16 x 16 two-byte elements into out[i] (destination row i), in 256-bit registers (lane
-// L: columns 8L ..).
-inline void transpose_16x16_b16(const uint16_t* s, int64_t s_l, __m256i* out) {
+// 16 x 16 two-byte elements, source row j in in[j], into out[i] (destination row i), in
+// 256-bit registers (lane L: columns 8L ..).
+inline void transpose_16x16_b16(const __m256i* in, __m256i* out) {
   __m256i r[16], u[16];
-  for (int j = 0; j < 16; ++j)
-    r[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j * s_l));
+  for (int j = 0; j < 16; ++j) r[j] = in[j];
   // u[2k]: c0..3 of r 2k, 2k+1 interleaved; u[2k + 1]: c4..7.
   for (int k = 0; k < 8; ++k) {
     u[2 * k] = _mm256_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
@@ -78,12 +77,18 @@ inline void transpose_16x16_b16(const uint16_t* s, int64_t s_l, __m256i* out) {
   }
 }
 
-// 16 x 32 two-byte elements: two 16 x 16 transposes, each destination row written at once.
+// Source rows j0 .. j0 + 15 of a tile of two-byte elements, transposed into out.
+inline void transpose_16x16_b16(const uint16_t* s, int64_t s_l, __m256i* out) {
+  __m256i r[16];
+  for (int j = 0; j < 16; ++j)
+    r[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j * s_l));
+  transpose_16x16_b16(r, out);
+}
+
+// Destination rows i < 16 from the transposed halves of a 16 x 32 tile: columns 0 .. 15 in
+// lo[i], 16 .. 31 in hi[i]; each row written at once.
 template <bool Stream>
-inline void transpose_tile_16x32_b16(const uint16_t* s, int64_t s_l, uint16_t* d, int64_t d_d) {
-  __m256i lo[16], hi[16];
-  transpose_16x16_b16(s, s_l, lo);
-  transpose_16x16_b16(s + 16 * s_l, s_l, hi);
+inline void put_rows_16x32_b16(const __m256i* lo, const __m256i* hi, uint16_t* d, int64_t d_d) {
   for (int i = 0; i < 16; ++i) {
 #if NUMR_ISA_LEVEL >= 3
     put512<Stream>(d + i * d_d, _mm512_inserti64x4(_mm512_castsi256_si512(lo[i]), hi[i], 1));
@@ -92,6 +97,15 @@ inline void transpose_tile_16x32_b16(const uint16_t* s, int64_t s_l, uint16_t* d
     put256<Stream>(d + i * d_d + 16, hi[i]);
 #endif
   }
+}
+
+// 16 x 32 two-byte elements: two 16 x 16 transposes.
+template <bool Stream>
+inline void transpose_tile_16x32_b16(const uint16_t* s, int64_t s_l, uint16_t* d, int64_t d_d) {
+  __m256i lo[16], hi[16];
+  transpose_16x16_b16(s, s_l, lo);
+  transpose_16x16_b16(s + 16 * s_l, s_l, hi);
+  put_rows_16x32_b16<Stream>(lo, hi, d, d_d);
 }
 #endif
 

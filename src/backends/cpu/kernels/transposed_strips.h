@@ -7,8 +7,10 @@
 // (transpose_tile.h), so that it reads kBlock source rows along their length and writes
 // whole cache lines of the result.
 //
-// A cast converts the source rows before the transpose: each strip's rows go through the
-// conversion into an L1-resident buffer of the result's dtype, which the blocks then move.
+// A cast converts the source rows before the transpose: from F32 to F16 or BF16 (with
+// AVX-512) in registers, each block's source rows narrowed and then transposed as 16-bit
+// elements (NarrowF32); otherwise each strip's rows go through the conversion into an
+// L1-resident buffer of the result's dtype, which the blocks then move.
 // (Elementwise ops do not run this way: `exp` of that matrix took 6.0-6.5 ms so, against
 // 4.6-4.7 in the pieces of transposed_pieces.h, where one thread's reads overlap the
 // other's arithmetic.)
@@ -28,6 +30,7 @@
 #ifndef NUMR_ISA_ACTIVE
 #error "include backends/cpu/kernels/isa.h (after all system headers) first"
 #endif
+#include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/transpose_tile.h"
 
 namespace numr::cpu::NUMR_ISA {
@@ -49,6 +52,19 @@ constexpr int64_t kStripLen = (int64_t(16) << 10) / (kBlock<T> * int64_t(sizeof(
 // s + j * s_l (contiguous along d), result row i < bi at d + i * d_d. Whole blocks go
 // through the register transposes where the ISA has them, with non-temporal stores if
 // `stream` and a tile's rows are whole cache lines.
+// Fetches into L2 what lies kAhead bytes on along source rows j < n (at s + j * s_l, n
+// elements long here): a block reads more rows at once than the hardware prefetchers
+// follow. In calls alternating in one process, on a transposed [16384, 1024] matrix:
+// contiguous() of F32 7% faster, of F64 9%, the cast of F32 to BF16 10-15%, while
+// contiguous() of BF16 (32 rows of 64 bytes a block) was 3% slower, so it goes without.
+constexpr int64_t kAhead = 1024;
+template <class S>
+inline void prefetch_ahead(const S* s, int64_t s_l, int64_t rows, int64_t n) {
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t o = 0; o < n * int64_t(sizeof(S)); o += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(s + j * s_l) + kAhead + o, _MM_HINT_T1);
+}
+
 template <class T>
 void move_block(const T* s, int64_t s_l, T* d, int64_t d_d, int64_t bi, int64_t bj, bool stream) {
   constexpr int64_t B = kBlock<T>;
@@ -57,6 +73,7 @@ void move_block(const T* s, int64_t s_l, T* d, int64_t d_d, int64_t bi, int64_t 
   if constexpr (TI > 0) {
     static_assert(B % TI == 0 && B % TJ == 0);
     if (bi == B && bj == B) {
+      if constexpr (sizeof(T) >= 4) prefetch_ahead(s, s_l, B, B);
       auto tiles = [&]<bool Stream>() {
         for (int64_t i = 0; i < B; i += TI)
           for (int64_t j = 0; j < B; j += TJ)
@@ -76,6 +93,51 @@ void move_block(const T* s, int64_t s_l, T* d, int64_t d_d, int64_t bi, int64_t 
     for (int64_t j = 0; j < bj; ++j) d[i * d_d + j] = tile[i][j];
 }
 
+// The row_op of a cast from F32 to BF16 (kBf16) or F16 that the walk does block by block
+// in registers (with AVX-512): each source row's 16 elements narrowed, then transposed as
+// 16-bit elements, no buffer between.
+template <bool kBf16>
+struct NarrowF32 {
+  static constexpr bool bf16 = kBf16;
+};
+template <class RowOp>
+constexpr bool kNarrowF32 =
+    std::is_same_v<RowOp, NarrowF32<true>> || std::is_same_v<RowOp, NarrowF32<false>>;
+
+// move_block for NarrowF32: s the F32 source, d the 16-bit result.
+template <bool kBf16>
+void move_narrow_block(const float* s, int64_t s_l, uint16_t* d, int64_t d_d, int64_t bi,
+                       int64_t bj, bool stream) {
+  constexpr int64_t B = kBlock<uint16_t>;
+#if NUMR_ISA_LEVEL >= 3
+  static_assert(B == 32);
+  if (bi == B && bj == B) {
+    prefetch_ahead(s, s_l, B, B);
+    auto tiles = [&]<bool Stream>() {
+      for (int64_t i = 0; i < B; i += 16) {
+        __m256i half[2][16];
+        for (int h = 0; h < 2; ++h) {
+          __m256i r[16];
+          for (int j = 0; j < 16; ++j)
+            r[j] = narrow_x16_reg<kBf16>(_mm512_loadu_ps(s + i + (16 * h + j) * s_l));
+          transpose_16x16_b16(r, half[h]);
+        }
+        put_rows_16x32_b16<Stream>(half[0], half[1], d + i * d_d, d_d);
+      }
+    };
+    if (stream) return tiles.template operator()<true>();
+    return tiles.template operator()<false>();
+  }
+#endif
+  (void)stream;
+  for (int64_t j = 0; j < bj; ++j)
+    for (int64_t i = 0; i < bi; ++i) {
+      const float x = s[i + j * s_l];
+      d[i * d_d + j] = kBf16 ? float_to_b16(x) : float_to_h16(x);
+    }
+  (void)B;
+}
+
 // The walk's sizes over a loop plan (operand 0 the result, 1 the source).
 struct Walk {
   const LoopPlan& plan;
@@ -84,15 +146,49 @@ struct Walk {
   bool stream;
 };
 
+// One strip, whose source rows start at element so and result rows at dof, of si source
+// elements by bj rows: moved as it is (row_op null), or through row_op into buf first.
+template <class T, int64_t S, class RowOp>
+void move_strip(const Walk& w, const char* sb, size_t ses, char* db, const RowOp& row_op, T* buf,
+                int64_t so, int64_t dof, int64_t i0, int64_t si, int64_t bj) {
+  constexpr bool kDirect = std::is_same_v<RowOp, std::nullptr_t>;
+  constexpr int64_t B = kBlock<T>;
+  const T* src;
+  int64_t src_l;
+  if constexpr (kDirect) {
+    (void)ses;
+    src = reinterpret_cast<const T*>(sb) + so;
+    src_l = w.s_l;
+  } else {
+    // The next strip's rows are fetched into L2 meanwhile, a row's worth before each row
+    // of this one (without: 30-35% more time for a cast of a transposed [16384, 1024] F32
+    // matrix to BF16; the whole strip at once, or two strips ahead, gained less).
+    const int64_t ahead = i0 + S < w.rows ? std::min(S, w.rows - i0 - S) * int64_t(ses) : 0;
+    for (int64_t j = 0; j < bj; ++j) {
+      const char* next = sb + (so + S + j * w.s_l) * int64_t(ses);
+      for (int64_t o = 0; o < ahead; o += 64) _mm_prefetch(next + o, _MM_HINT_T1);
+      row_op(sb + (so + j * w.s_l) * int64_t(ses), si, buf + j * S);
+    }
+    src = buf;
+    src_l = S;
+  }
+  for (int64_t i = 0; i < si; i += B) {
+    T* t = reinterpret_cast<T*>(db) + dof + i * w.d_d;
+    move_block<T>(src + i, src_l, t, w.d_d, std::min(B, si - i), bj,
+                  w.stream && reinterpret_cast<uintptr_t>(t) % 64 == 0);
+  }
+}
+
 // Strips [b, e) of the walk, with strips of S elements along d.
 template <class T, int64_t S, class RowOp>
 void walk_strips(const Walk& w, const char* sb, size_t ses, char* db, const RowOp& row_op,
                  int64_t b, int64_t e) {
   constexpr bool kDirect = std::is_same_v<RowOp, std::nullptr_t>;
+  constexpr bool kBlocks = kDirect || kNarrowF32<RowOp>;  // no buffer
   constexpr int64_t B = kBlock<T>;
   const LoopPlan& plan = w.plan;
   const int64_t bj_n = ceil_div(w.cols, B);
-  alignas(64) T buf[kDirect ? 1 : B * S];
+  alignas(64) T buf[kBlocks ? 1 : B * S];
   for (int64_t item = b; item < e; ++item) {
     int64_t rest = item / (w.si_n * bj_n);
     const int64_t strip = item % (w.si_n * bj_n), i0 = (strip % w.si_n) * S,
@@ -107,29 +203,18 @@ void walk_strips(const Walk& w, const char* sb, size_t ses, char* db, const RowO
       dof += idx * plan.strides[0][k];
     }
     const int64_t si = std::min(S, w.rows - i0), bj = std::min(B, w.cols - j0);
-    const T* src;
-    int64_t src_l;
-    if constexpr (kDirect) {
+    if constexpr (kNarrowF32<RowOp>) {
       (void)ses;
-      src = reinterpret_cast<const T*>(sb) + so;
-      src_l = w.s_l;
-    } else {
-      // The next strip's rows are fetched into L2 meanwhile, a row's worth before each row
-      // of this one (without: 30-35% more time for a cast of a transposed [16384, 1024] F32
-      // matrix to BF16; the whole strip at once, or two strips ahead, gained less).
-      const int64_t ahead = i0 + S < w.rows ? std::min(S, w.rows - i0 - S) * int64_t(ses) : 0;
-      for (int64_t j = 0; j < bj; ++j) {
-        const char* next = sb + (so + S + j * w.s_l) * int64_t(ses);
-        for (int64_t o = 0; o < ahead; o += 64) _mm_prefetch(next + o, _MM_HINT_T1);
-        row_op(sb + (so + j * w.s_l) * int64_t(ses), si, buf + j * S);
+      (void)row_op;
+      (void)buf;
+      for (int64_t i = 0; i < si; i += B) {
+        uint16_t* t = reinterpret_cast<uint16_t*>(db) + dof + i * w.d_d;
+        move_narrow_block<RowOp::bf16>(reinterpret_cast<const float*>(sb) + so + i, w.s_l, t, w.d_d,
+                                       std::min(B, si - i), bj,
+                                       w.stream && reinterpret_cast<uintptr_t>(t) % 64 == 0);
       }
-      src = buf;
-      src_l = S;
-    }
-    for (int64_t i = 0; i < si; i += B) {
-      T* t = reinterpret_cast<T*>(db) + dof + i * w.d_d;
-      move_block<T>(src + i, src_l, t, w.d_d, std::min(B, si - i), bj,
-                    w.stream && reinterpret_cast<uintptr_t>(t) % 64 == 0);
+    } else {
+      move_strip<T, S>(w, sb, ses, db, row_op, buf, so, dof, i0, si, bj);
     }
   }
 }
@@ -143,10 +228,10 @@ void walk_strips(const Walk& w, const char* sb, size_t ses, char* db, const RowO
 template <class T, class RowOp>
 void transposed_walk(const LoopPlan& plan, int d, const char* sb, size_t ses, char* db,
                      const RowOp& row_op) {
-  constexpr bool kDirect = std::is_same_v<RowOp, std::nullptr_t>;
+  constexpr bool kBlocks = std::is_same_v<RowOp, std::nullptr_t> || kNarrowF32<RowOp>;
   constexpr int64_t es = sizeof(T);
-  // Moved as it is, a strip is one block; through an op, kStripLen elements along d.
-  constexpr int64_t S = kDirect ? kBlock<T> : kStripLen<T>;
+  // Moved block by block, a strip is one block; through an op, kStripLen elements along d.
+  constexpr int64_t S = kBlocks ? kBlock<T> : kStripLen<T>;
   const int last = plan.ndim - 1;
   const Walk w{plan,
                d,
@@ -161,7 +246,7 @@ void transposed_walk(const LoopPlan& plan, int d, const char* sb, size_t ses, ch
   // A thread takes the strips down dim d first, so that it reads the same source rows strip
   // after strip (with the blocks along the last dim first, contiguous() of a transposed
   // [16384, 1024] F32 matrix took 24 ms against 12-15).
-  ThreadPool::instance().parallel_for(items, kDirect ? 16 : 1, [&](int64_t b, int64_t e) {
+  ThreadPool::instance().parallel_for(items, kBlocks ? 16 : 1, [&](int64_t b, int64_t e) {
     walk_strips<T, S>(w, sb, ses, db, row_op, b, e);
     if (w.stream) _mm_sfence();  // order the non-temporal stores before the walk returns
   });
