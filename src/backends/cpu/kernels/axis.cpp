@@ -29,14 +29,18 @@ namespace numr::cpu::NUMR_ISA {
 namespace {
 
 constexpr int64_t kChunk = 1024;  // elements per chunk along a row
-constexpr int64_t kTile = 256;    // inner columns per softmax tile, at most
+constexpr int64_t kTile = 256;    // inner columns per tile of the three-pass softmax, at most
 constexpr int64_t kScanTile = 4096;  // inner columns per scan tile: one pass, long reads
 constexpr int64_t kGrain = 16384;  // elements of work per thread task, at least
 constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded into double
-// A thread's kept softmax exponentials: over dim 0 of f32 [4096, 4096], tiles of 256
-// columns (1 KiB runs) took 4.8 ms against 5.2 for 128 (2 MiB) and 5.1-5.8 for 384-512 on
-// Zen 5; on Zen 4, 256 and 128 took the same time.
+// A thread's kept softmax exponentials, at most, and the widest tile that keeps them. Over
+// dim 0 of f32 [4096, 4096], tiles of 128 columns (2 MiB kept) took 6-24% less time than
+// tiles of 256 (4 MiB) in eight rounds of alternating calls on Zen 5, in the machine's slow
+// and fast phases of memory bandwidth alike (an earlier measurement there: 4.8 ms for 256,
+// 5.2 for 128, 5.1-5.8 for 384-512; on Zen 4, 256 and 128 took the same time). Over
+// [16384, 1024] (tiles of 64 columns here) 128 took 7% less than 64 and 32 28% more.
 constexpr int64_t kScratchBytes = int64_t(4) << 20;
+constexpr int64_t kKeptTile = 128;
 constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
 constexpr int64_t kRowStage = 8192;  // elements of a block of softmax rows kept apart
 constexpr int64_t kMaxLanes = 16;    // the widest vector's lanes
@@ -723,9 +727,9 @@ void softmax_columns_kept(const AxisCall& c, int64_t tile) {
     return ((item / n_tiles) * n + i) * inner + (item % n_tiles) * tile;
   };
   deal_items(n_items, std::max<int64_t>(1, kGrain / (n * tile)), [&](int64_t lane, int64_t lanes) {
-    alignas(64) C run[kTile];  // running column maxima
-    alignas(64) C out_buf[kTile];
-    double tot[kTile];
+    alignas(64) C run[kKeptTile];  // running column maxima
+    alignas(64) C out_buf[kKeptTile];
+    double tot[kKeptTile];
     // From the host allocator: huge-page blocks, kept from one call to the next.
     const HostScratch mem(size_t((n + 2 * n_blocks) * tile) * sizeof(C));
     C* const ex = static_cast<C*>(mem.get());  // [n, w] exponentials
@@ -805,7 +809,7 @@ void softmax_columns(const AxisCall& c) {
   const int64_t cs = int64_t(sizeof(C));
   // Softmax keeps its exponentials when a tile of at least 16 columns fits the scratch.
   if (!kLog && n * 16 * cs <= kScratchBytes) {
-    const int64_t max_tile = std::clamp<int64_t>(kScratchBytes / (n * cs) / 16 * 16, 16, kTile);
+    const int64_t max_tile = std::clamp<int64_t>(kScratchBytes / (n * cs) / 16 * 16, 16, kKeptTile);
     return softmax_columns_kept<C>(c, tile_width(c.outer, inner, max_tile));
   }
   const Access<C> a = access_of<C>(c);
