@@ -34,11 +34,12 @@ constexpr int64_t kScanTile = 4096;  // inner columns per scan tile: one pass, l
 constexpr int64_t kGrain = 16384;  // elements of work per thread task, at least
 constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded into double
 // A thread's kept softmax exponentials, at most, and the widest tile that keeps them. Over
-// dim 0 of f32 [4096, 4096], tiles of 128 columns (2 MiB kept) took 6-24% less time than
-// tiles of 256 (4 MiB) in eight rounds of alternating calls on Zen 5, in the machine's slow
-// and fast phases of memory bandwidth alike (an earlier measurement there: 4.8 ms for 256,
-// 5.2 for 128, 5.1-5.8 for 384-512; on Zen 4, 256 and 128 took the same time). Over
-// [16384, 1024] (tiles of 64 columns here) 128 took 7% less than 64 and 32 28% more.
+// dim 0 of f32 [4096, 4096] on Zen 5, in alternating calls, tiles of 128 columns (2 MiB
+// kept) took 6-24% less time than tiles of 256 (4 MiB) in eight rounds, 1-3% less in four
+// later rounds of the machine's slow phase of memory bandwidth, and 5-12% more in two of
+// its fast phase (an earlier measurement: 4.8 ms for 256, 5.2 for 128, 5.1-5.8 for
+// 384-512; on Zen 4, 256 and 128 took the same time). Over [16384, 1024] (tiles of 64
+// columns here) 128 took 7% less than 64 and 32 28% more.
 constexpr int64_t kScratchBytes = int64_t(4) << 20;
 constexpr int64_t kKeptTile = 128;
 constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
