@@ -48,15 +48,12 @@ constexpr int64_t kBlock = sizeof(T) >= 4 ? 16 : 64 / int64_t(sizeof(T));
 template <class T>
 constexpr int64_t kStripLen = (int64_t(16) << 10) / (kBlock<T> * int64_t(sizeof(T)));
 
-// Moves the block [i0, i0 + bi) x [j0, j0 + bj) of dims (d, last): source row j < bj at
-// s + j * s_l (contiguous along d), result row i < bi at d + i * d_d. Whole blocks go
-// through the register transposes where the ISA has them, with non-temporal stores if
-// `stream` and a tile's rows are whole cache lines.
-// Fetches into L2 what lies kAhead bytes on along source rows j < n (at s + j * s_l, n
-// elements long here): a block reads more rows at once than the hardware prefetchers
+// Fetches into L2 what lies kAhead bytes on along source rows j < rows (at s + j * s_l; n
+// elements of each): a block reads more rows at once than the hardware prefetchers
 // follow. In calls alternating in one process, on a transposed [16384, 1024] matrix:
-// contiguous() of F32 7% faster, of F64 9%, the cast of F32 to BF16 10-15%, while
-// contiguous() of BF16 (32 rows of 64 bytes a block) was 3% slower, so it goes without.
+// contiguous() of F32 7% faster, of F64 9%; the cast of F32 to BF16 in registers (below)
+// slower than the strips without it, 12-14% faster with it; contiguous() of BF16 (32 rows
+// of 64 bytes a block) 3% slower, so it goes without.
 constexpr int64_t kAhead = 1024;
 template <class S>
 inline void prefetch_ahead(const S* s, int64_t s_l, int64_t rows, int64_t n) {
@@ -65,6 +62,10 @@ inline void prefetch_ahead(const S* s, int64_t s_l, int64_t rows, int64_t n) {
       _mm_prefetch(reinterpret_cast<const char*>(s + j * s_l) + kAhead + o, _MM_HINT_T1);
 }
 
+// Moves the block [i0, i0 + bi) x [j0, j0 + bj) of dims (d, last): source row j < bj at
+// s + j * s_l (contiguous along d), result row i < bi at d + i * d_d. Whole blocks go
+// through the register transposes where the ISA has them, with non-temporal stores if
+// `stream` and a tile's rows are whole cache lines.
 template <class T>
 void move_block(const T* s, int64_t s_l, T* d, int64_t d_d, int64_t bi, int64_t bj, bool stream) {
   constexpr int64_t B = kBlock<T>;
