@@ -89,9 +89,10 @@ inline void prefetch_next(const C* p, int64_t ahead, int64_t count) {
 // so that the loops keep one body). A second pass over a chunk (in cache) is arithmetic,
 // and asking for the next chunk there lets its first pass find it in cache; chunks under
 // 4 KiB are read in less time than those requests take (sums over rows of 1 KiB ran
-// 10-20% slower with them). A chunk read once (sum, mean) has the hardware prefetchers
-// keep up: there only chunks of 8 KiB and more ask (sums over rows of 4 KiB: 2.1 ms
-// without, 2.5 with).
+// 10-20% slower with them). A sum or mean reads each chunk once; asking for the next row
+// of 4 KiB there cost the Zen 4 machine 15-20% and saves the Zen 5 one 2-6% (sums over
+// [16384, 1024], alternating calls; two rows ahead saved nothing), which the benchmark
+// now runs on.
 template <class C>
 constexpr int64_t next_chunk(int64_t n, int64_t min_bytes = 4096) {
   return n * int64_t(sizeof(C)) < min_bytes ? 0 : n;
@@ -302,7 +303,7 @@ struct Reducer {
     if (n <= 0) return;
     if constexpr (Op == OpId::sum || Op == OpId::mean) {
       if constexpr (kFloat) {
-        st.s += sum_chunk(p, n, next_chunk<C>(n, 8192));
+        st.s += sum_chunk(p, n, next_chunk<C>(n));
       } else {
         for (int64_t i = 0; i < n; ++i) st.u += uint64_t(int64_t(p[i]));
       }
