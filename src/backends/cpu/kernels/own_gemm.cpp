@@ -3,7 +3,8 @@
 // x 64 columns accumulates over the whole of k in 24 registers; bias, activation and the
 // rounding to the output's dtype then run on those registers, so the epilogue costs its
 // arithmetic only. oneDNN's eltwise post-op costs about twice numr's activation per
-// element: 6% of a BF16 product with k = 1024 for GELU (BENCHMARKS.md).
+// element: 6% of a BF16 product with k = 1024 for GELU (BENCHMARKS.md, "Why the slow ones
+// are slow").
 //
 // b is packed once per call in panels of 64 columns (BF16: pairs of rows interleaved, the
 // operand layout of vdpbf16ps); a b per item, for a group of items at a time whose packed
