@@ -35,6 +35,11 @@ class Node {
 
   Node(std::string_view name, std::vector<Var> inputs, Rule rule)
       : name_(name), inputs_(std::move(inputs)), rule_(std::move(rule)) {}
+  // Releases the history behind this node with a loop, not by recursion: a chain of
+  // 10^5 nodes freed through nested destructors would overflow the stack.
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
 
   std::string_view name() const { return name_; }
   const std::vector<Var>& inputs() const { return inputs_; }

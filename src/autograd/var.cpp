@@ -59,6 +59,25 @@ void Var::assign(Tensor value) {
   impl_->value = std::move(value);
 }
 
+Node::~Node() {
+  // Drop the rule first: what it captured may share inputs, whose counts the loop reads.
+  rule_ = nullptr;
+  std::vector<Var> pending = std::move(inputs_);
+  while (!pending.empty()) {
+    Var v = std::move(pending.back());
+    pending.pop_back();
+    // Where v holds the last reference to its Impl and that Impl the last one to its node,
+    // the node's inputs move here before the node goes, so its destructor has none left.
+    if (v.impl_ && v.impl_.use_count() == 1 && v.impl_->grad_fn &&
+        v.impl_->grad_fn.use_count() == 1) {
+      std::shared_ptr<Node> node = std::move(v.impl_->grad_fn);
+      node->rule_ = nullptr;
+      for (Var& in : node->inputs_) pending.push_back(std::move(in));
+      node->inputs_.clear();
+    }
+  }
+}
+
 Var Node::output() const {
   std::shared_ptr<Var::Impl> impl = output_.lock();
   if (!impl) fail<BackendError>(name_, "output of the node is gone");

@@ -1,11 +1,13 @@
 #include "numr/device.h"
 
 #include <atomic>
+#include <climits>
 #include <string>
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/cuda_backend.h"
 #include "core/backend.h"
+#include "core/thread_count.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
 
@@ -25,17 +27,20 @@ std::string Device::str() const {
 Device parse_device(const std::string& text) {
   const auto colon = text.find(':');
   const std::string kind = text.substr(0, colon);
+  const bool known = kind == "cpu" || kind == "cuda" || kind == "webgpu";
   int index = 0;
-  if (colon != std::string::npos) {
-    try {
-      size_t used = 0;
-      index = std::stoi(text.substr(colon + 1), &used);
-      if (used != text.size() - colon - 1 || index < 0) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-      fail<InvalidArgument>("parse_device", "bad device index in '", text, "'");
+  if (known && colon != std::string::npos) {
+    // Decimal digits only: no sign, space or other text std::stoi would let through.
+    const std::string digits = text.substr(colon + 1);
+    bool ok = kind != "cpu" && !digits.empty();
+    for (size_t i = 0; ok && i < digits.size(); ++i) {
+      const char c = digits[i];
+      ok = c >= '0' && c <= '9' && index <= (INT_MAX - (c - '0')) / 10;
+      if (ok) index = index * 10 + (c - '0');
     }
+    if (!ok) fail<InvalidArgument>("parse_device", "bad device index in '", text, "'");
   }
-  if (kind == "cpu" && index == 0) return Device::cpu();
+  if (kind == "cpu") return Device::cpu();
   if (kind == "cuda") return Device::cuda(index);
   if (kind == "webgpu") return Device::webgpu(index);
   fail<InvalidArgument>("parse_device", "unknown device '", text,
@@ -71,7 +76,9 @@ void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_re
 bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
 
 void set_num_threads(int n) {
-  if (n < 1) fail<InvalidArgument>("set_num_threads", "thread count must be >= 1, got ", n);
+  if (n < 1 || n > kMaxNumThreads)
+    fail<InvalidArgument>("set_num_threads", "thread count must be in [1, ", kMaxNumThreads,
+                          "], got ", n);
   ThreadPool::instance().resize(n);
 }
 int num_threads() { return ThreadPool::instance().size(); }

@@ -1,6 +1,9 @@
 #include "numr/op_info.h"
 
 #include <array>
+#include <iterator>
+
+#include "numr/error.h"
 
 namespace numr {
 namespace {
@@ -22,9 +25,19 @@ constexpr OpInfo kOps[] = {
 }  // namespace
 
 std::span<const OpInfo> all_ops() { return kOps; }
-const OpInfo& op_info(OpId id) { return kOps[size_t(id)]; }
-std::string_view op_name(OpId id) { return kOps[size_t(id)].name; }
-bool op_accepts(OpId id, DType t) { return (op_info(id).dtype_mask & bit(t)) != 0; }
+const OpInfo& op_info(OpId id) {
+  if (size_t(id) >= std::size(kOps))
+    fail<InvalidArgument>("op_info", "invalid op id ", unsigned(id));
+  return kOps[size_t(id)];
+}
+std::string_view op_name(OpId id) {
+  if (size_t(id) >= std::size(kOps))
+    fail<InvalidArgument>("op_name", "invalid op id ", unsigned(id));
+  return kOps[size_t(id)].name;
+}
+bool op_accepts(OpId id, DType t) {
+  return uint8_t(t) <= uint8_t(DType::Bool) && (op_info(id).dtype_mask & bit(t)) != 0;
+}
 
 std::string_view family_name(OpFamily f) {
   static constexpr std::array<std::string_view, 22> kNames = {
@@ -32,6 +45,9 @@ std::string_view family_name(OpFamily f) {
       "Logical", "Select",    "Clamp",      "Reduce", "Scan",    "Softmax", "Matmul",
       "Shape",   "View",      "Copy",       "Factory", "ActMul", "ActBwd",  "ActMulBwd",
       "Epilogue"};
+  static_assert(kNames.size() == size_t(OpFamily::Epilogue) + 1);
+  if (size_t(f) >= kNames.size())
+    fail<InvalidArgument>("family_name", "invalid op family ", unsigned(f));
   return kNames[size_t(f)];
 }
 

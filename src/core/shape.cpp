@@ -8,8 +8,20 @@
 namespace numr {
 
 int64_t shape_numel(const Shape& shape) {
+  constexpr std::string_view op = "shape_numel";
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  bool overflow = false;
+  for (int64_t s : shape) {
+    if (s < 0) fail<InvalidArgument>(op, "negative extent in shape ", shape_str(shape));
+    overflow |= __builtin_mul_overflow(n, s, &n);
+  }
+  // A zero extent anywhere makes the count 0, whatever overflowed before it.
+  if (overflow) {
+    for (int64_t s : shape)
+      if (s == 0) return 0;
+    fail<InvalidArgument>(op, "the extents of shape ", shape_str(shape),
+                          " multiply to more than an int64_t holds");
+  }
   return n;
 }
 
@@ -39,6 +51,9 @@ Strides contiguous_strides(const Shape& shape) {
 }
 
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
+  for (const Shape* s : {&a, &b})
+    for (int64_t e : *s)
+      if (e < 0) fail<InvalidArgument>(op, "negative extent in shape ", shape_str(*s));
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -49,6 +64,7 @@ Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
                            " cannot be broadcast");
     out[i] = da == 1 ? db : da;
   }
+  checked_numel(op, out);
   return out;
 }
 

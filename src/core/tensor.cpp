@@ -4,8 +4,11 @@
 #include <cstring>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "core/backend.h"
 #include "numr/ops.h"
+#include "ops/common.h"
 
 namespace numr {
 
@@ -15,15 +18,52 @@ Storage::Storage(Backend* backend, size_t nbytes) : backend_(backend), nbytes_(n
 Storage::~Storage() { backend_->deallocate(handle_); }
 Device Storage::device() const { return backend_->device(); }
 
+namespace {
+
+// Throws unless every element the view addresses lies in the storage. Runs for every view
+// (O(rank)), so it checks overflow with builtins rather than wider types.
+void check_view(const Storage* storage, const Shape& shape, const Strides& strides,
+                int64_t offset, DType dtype) {
+  if (!storage) fail<InvalidArgument>("Tensor", "null storage");
+  ops::check_dtype_valid("Tensor", dtype);
+  if (shape.size() != strides.size())
+    fail<InvalidArgument>("Tensor", "shape ", shape_str(shape), " and strides ",
+                          shape_str(strides), " differ in rank");
+  const int64_t numel = checked_numel("Tensor", shape);
+  if (offset < 0) fail<InvalidArgument>("Tensor", "negative offset ", offset);
+  if (numel == 0) return;  // addresses nothing
+  // The lowest and highest element addressed, relative to offset.
+  int64_t lo = 0, hi = 0;
+  bool overflow = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t step = 0;
+    overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step);
+    overflow |= __builtin_add_overflow(step < 0 ? lo : hi, step, step < 0 ? &lo : &hi);
+  }
+  const int64_t elems = int64_t(storage->nbytes() / dtype_size(dtype));
+  int64_t first = 0, last = 0;
+  overflow |= __builtin_add_overflow(offset, lo, &first);
+  overflow |= __builtin_add_overflow(offset, hi, &last);
+  if (overflow || first < 0 || last >= elems)
+    fail<InvalidArgument>("Tensor", "view of shape ", shape_str(shape), ", strides ",
+                          shape_str(strides), " and offset ", offset, " reaches outside its ",
+                          elems, "-element storage of ", dtype);
+}
+
+}  // namespace
+
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, int64_t offset,
                DType dtype)
     : storage_(std::move(storage)),
       shape_(std::move(shape)),
       strides_(std::move(strides)),
       offset_(offset),
-      dtype_(dtype) {}
+      dtype_(dtype) {
+  check_view(storage_.get(), shape_, strides_, offset_, dtype_);
+}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  ops::check_dtype_valid("empty", dtype);
   const int64_t numel = checked_numel("empty", shape);
   Backend& be = backend_for(device);
   const size_t bytes = size_t(numel) * dtype_size(dtype);
@@ -34,9 +74,13 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shape& shape,
                          Device device) {
-  if (int64_t(count) != checked_numel("from_vector", shape))
+  ops::check_dtype_valid("from_host", dtype);
+  if (!data && count != 0)
+    fail<InvalidArgument>("from_host", "null data pointer for ", count, " values");
+  const int64_t numel = checked_numel("from_vector", shape);
+  if (count > size_t(kMaxNumel) || int64_t(count) != numel)
     fail<ShapeMismatch>("from_vector", count, " values for shape ", shape_str(shape), " (",
-                        shape_numel(shape), " elements)");
+                        numel, " elements)");
   Tensor t = empty(shape, dtype, device);
   if (count != 0)
     t.storage_->backend().copy_from_host(t.storage_->handle(), 0, data, count * dtype_size(dtype));
@@ -64,6 +108,16 @@ bool Tensor::is_contiguous() const {
 void Tensor::check_host_type(DType t, const char* op) const {
   if (!defined()) fail<InvalidArgument>(op, "undefined tensor");
   if (t != dtype_) fail<DTypeMismatch>(op, "tensor is ", dtype_, ", requested ", t);
+  // to_vector is about to allocate numel() values on the host. Past the machine's memory
+  // that throws std::bad_alloc, or succeeds (overcommit) only for the copy to be killed.
+  if (std::string_view(op) == "to_vector") {
+    static const double physical =
+        double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+    if (physical > 0 && double(numel()) * double(dtype_size(dtype_)) > physical)
+      fail<OutOfMemory>(op, "cannot copy the ", numel(), " values of shape ",
+                        shape_str(shape_), " to the host: more than its ",
+                        uint64_t(physical), " bytes of memory");
+  }
 }
 
 void Tensor::copy_to_host(void* dst) const {

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "core/thread_count.h"
+#include "numr/error.h"
 
 namespace numr {
 namespace {
@@ -38,27 +43,55 @@ void spin_until(F&& done) {
   }
 }
 
+// A bad NUMR_NUM_THREADS is ignored rather than fatal: it is read on the first op, where an
+// exception would surface far from its cause.
 int default_threads() {
   if (const char* env = std::getenv("NUMR_NUM_THREADS")) {
-    const int n = std::atoi(env);
-    if (n > 0) return n;
+    if (const int n = parse_thread_count(env)) return n;
+    std::fprintf(stderr,
+                 "numr: ignoring NUMR_NUM_THREADS='%s' (want an integer in [1, %d])\n", env,
+                 kMaxNumThreads);
   }
-  return std::max(1u, std::thread::hardware_concurrency());
+  const unsigned hw = std::thread::hardware_concurrency();
+  return int(std::clamp(hw, 1u, unsigned(kMaxNumThreads)));
 }
 }  // namespace
+
+int parse_thread_count(const char* text) {
+  if (!text || !*text) return 0;
+  int n = 0;
+  for (const char* c = text; *c; ++c) {
+    if (*c < '0' || *c > '9') return 0;
+    n = n * 10 + (*c - '0');
+    if (n > kMaxNumThreads) return 0;
+  }
+  return n;
+}
 
 ThreadPool& ThreadPool::instance() {
   static ThreadPool pool(default_threads());
   return pool;
 }
 
-ThreadPool::ThreadPool(int n_threads) { start(n_threads); }
+ThreadPool::ThreadPool(int n_threads) {
+  try {
+    start(n_threads);
+  } catch (const std::exception&) {
+    start(1);  // starts no thread, so cannot fail
+  }
+}
 ThreadPool::~ThreadPool() { stop(); }
 
 void ThreadPool::start(int n_threads) {
-  n_threads_ = n_threads;
   stopping_ = false;
-  for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  try {
+    workers_.reserve(size_t(n_threads - 1));
+    for (int i = 1; i < n_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  } catch (...) {
+    stop();  // the workers that did start
+    throw;
+  }
+  n_threads_ = n_threads;
 }
 
 void ThreadPool::stop() {
@@ -71,17 +104,37 @@ void ThreadPool::stop() {
   workers_.clear();
 }
 
+// Callers check the bounds. Where a thread cannot be started, the previous count is
+// restored (1 if even that fails, which starts no thread) and BackendError thrown.
 void ThreadPool::resize(int n_threads) {
   std::function<void(int)> hook;
+  std::string error;
+  bool failed = false;
+  int size = 0;
   {
     std::lock_guard<std::mutex> call(call_mu_);
     if (n_threads != n_threads_) {
+      const int previous = n_threads_;
       stop();
-      start(n_threads);
+      try {
+        start(n_threads);
+      } catch (const std::exception& e) {
+        failed = true;
+        error = e.what();
+        try {
+          start(previous);
+        } catch (const std::exception&) {
+          start(1);  // starts no thread, so cannot fail
+        }
+      }
     }
     hook = resize_hook_;
+    size = n_threads_;
   }
-  if (hook) hook(n_threads);
+  if (hook) hook(size);
+  if (failed)
+    fail<BackendError>("set_num_threads", "could not start ", n_threads, " threads (", error,
+                       "); keeping ", size);
 }
 
 void ThreadPool::set_resize_hook(std::function<void(int)> hook) {

@@ -10,7 +10,12 @@ void check_defined(std::string_view op, const Tensor& t) {
   if (!t.defined()) fail<InvalidArgument>(op, "undefined tensor");
 }
 
+void check_dtype_valid(std::string_view op, DType t) {
+  if (uint8_t(t) > uint8_t(DType::Bool)) fail<InvalidArgument>(op, "invalid dtype ", unsigned(t));
+}
+
 void check_dtype(OpId op, DType t) {
+  check_dtype_valid(op_name(op), t);
   if (!op_accepts(op, t)) {
     const uint8_t mask = op_info(op).dtype_mask;
     std::string ok;

@@ -13,7 +13,11 @@ namespace numr::ops {
 
 // Throws InvalidArgument when t is undefined.
 void check_defined(std::string_view op, const Tensor& t);
-// Throws UnsupportedDType unless the op table lists t for op.
+// Throws InvalidArgument "[op] invalid dtype N" for a value outside the DType enum (a cast
+// from a bad integer), which would index past the per-dtype tables.
+void check_dtype_valid(std::string_view op, DType t);
+// Throws InvalidArgument for an invalid dtype, UnsupportedDType unless the op table lists t
+// for op.
 void check_dtype(OpId op, DType t);
 // All defined, one device (DeviceMismatch) and one dtype (DTypeMismatch).
 void check_same(std::string_view op, std::initializer_list<const Tensor*> ts);

@@ -40,6 +40,7 @@ Tensor clone(const Tensor& x) {
 
 Tensor cast(const Tensor& x, DType dtype) {
   ops::check_defined("cast", x);
+  ops::check_dtype_valid("cast", dtype);
   if (x.dtype() == dtype) return x;
   return copy_into_new("cast", x, dtype, x.device());
 }

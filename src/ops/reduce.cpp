@@ -91,6 +91,12 @@ Tensor reduce_op(OpId op, const Tensor& x, const std::vector<int64_t>& dims_in, 
   return keepdim ? out.view(out_shape) : out;
 }
 
+// The divisor is count - correction; a negative correction has no use, and INT64_MIN would
+// overflow it.
+void check_correction(std::string_view op, int64_t correction) {
+  if (correction < 0) fail<InvalidArgument>(op, "correction must be >= 0, got ", correction);
+}
+
 Tensor arg_op(OpId op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   ops::check_defined(op_name(op), x);
   if (dim) return reduce_op(op, x, {*dim}, keepdim);
@@ -127,9 +133,11 @@ Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   return arg_op(OpId::argmin, x, dim, keepdim);
 }
 Tensor var(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  check_correction("var", correction);
   return reduce_op(OpId::var, x, dims, keepdim, correction);
 }
 Tensor std(const Tensor& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  check_correction("std", correction);
   return reduce_op(OpId::std, x, dims, keepdim, correction);
 }
 Tensor logsumexp(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {

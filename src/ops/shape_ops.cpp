@@ -61,9 +61,12 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
     if (!same)
       fail<ShapeMismatch>("cat", "tensor ", i, " has shape ", shape_str(s), ", tensor 0 has ",
                           shape_str(shape), "; they must match except in dim ", d);
-    total += s[size_t(d)];
+    if (__builtin_add_overflow(total, s[size_t(d)], &total))
+      fail<InvalidArgument>("cat", "the extents along dim ", d,
+                            " add up to more than an int64_t holds");
   }
   shape[size_t(d)] = total;
+  checked_numel("cat", shape);
   Tensor out = Tensor::empty(shape, first.dtype(), first.device());
   int64_t at = 0;
   for (const Tensor& x : xs) {
@@ -103,7 +106,9 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   const int64_t d = wrap_dim("chunk", dim, x.dim());
   if (chunks <= 0) fail<InvalidArgument>("chunk", "chunks must be > 0, got ", chunks);
   const int64_t n = x.shape()[size_t(d)];
-  return split_views(x, std::max<int64_t>((n + chunks - 1) / chunks, 1), d);
+  // ceil(n / chunks) without n + chunks - 1, which overflows for large chunks.
+  const int64_t size = n / chunks + (n % chunks != 0 ? 1 : 0);
+  return split_views(x, std::max<int64_t>(size, 1), d);
 }
 
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {

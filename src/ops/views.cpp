@@ -146,7 +146,10 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
                            ") of dim ", dim);
   Shape s = x.shape();
   s[size_t(d)] = length;
-  return make_view(x, s, x.strides(), x.offset() + start * x.strides()[size_t(d)]);
+  // An empty view keeps x's offset: past the end of a reversed dim, start * stride would
+  // point before the storage.
+  const int64_t offset = length == 0 ? x.offset() : x.offset() + start * x.strides()[size_t(d)];
+  return make_view(x, s, x.strides(), offset);
 }
 
 Tensor broadcast_to(const Tensor& x, const Shape& shape) {
