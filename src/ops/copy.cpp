@@ -1,4 +1,7 @@
 // Copies: contiguous, clone, cast, to_device.
+#include <new>
+#include <vector>
+
 #include "numr/ops.h"
 #include "ops/common.h"
 
@@ -17,7 +20,13 @@ Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device d
   // Across devices: make it contiguous on the source, move bytes through the host, then
   // convert on the destination.
   const Tensor src = contiguous(x);
-  std::vector<unsigned char> host(size_t(src.numel()) * dtype_size(src.dtype()));
+  std::vector<unsigned char> host;
+  try {
+    host.resize(size_t(src.numel()) * dtype_size(src.dtype()));
+  } catch (const std::bad_alloc&) {
+    fail<OutOfMemory>(op, "cannot stage ", src.numel(), " values of ", src.dtype(),
+                      " in host memory on the way to ", dev);
+  }
   Backend& from = backend_for(src.device());
   from.copy_to_host(host.data(), src.storage()->handle(),
                     size_t(src.offset()) * dtype_size(src.dtype()), host.size());
