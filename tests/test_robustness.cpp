@@ -158,8 +158,8 @@ TEST(RobustThreads, EnvironmentVariable) {
     EXPECT_EXIT(
         {
           setenv("NUMR_NUM_THREADS", bad, 1);
-          const bool ok = num_threads() == hardware_threads() &&
-                          sum(ones({1000})).item<float>() == 1000.0f;
+          const bool ok =
+              num_threads() == hardware_threads() && sum(ones({1000})).item<float>() == 1000.0f;
           std::exit(ok ? 0 : 1);
         },
         ::testing::ExitedWithCode(0), "ignoring NUMR_NUM_THREADS")
@@ -207,8 +207,8 @@ TEST(RobustThreads, ThreadCreationFailureChangesNothing) {
 // ---- 3. from_host -------------------------------------------------------------------------
 
 TEST(RobustTensor, FromHostNullData) {
-  expect_error<InvalidArgument>("from_host",
-                                [] { Tensor::from_host(nullptr, 3, DType::F32, {3}, Device::cpu()); });
+  expect_error<InvalidArgument>(
+      "from_host", [] { Tensor::from_host(nullptr, 3, DType::F32, {3}, Device::cpu()); });
   const Tensor t = Tensor::from_host(nullptr, 0, DType::F32, {0}, Device::cpu());
   EXPECT_EQ(t.numel(), 0);
   EXPECT_EQ(t.shape(), (Shape{0}));
@@ -225,23 +225,23 @@ TEST(RobustTensor, ConstructorRejectsBadViews) {
     expect_error<InvalidArgument>("Tensor", [&] { (void)Tensor(st, shape, strides, offset, t); });
   };
   expect_error<InvalidArgument>("Tensor", [] { (void)Tensor(nullptr, {2}, {1}, 0, DType::F32); });
-  bad({2, 3}, {1}, 0);               // ranks differ
-  bad({2}, {1, 1}, 0);               // ranks differ
-  bad({-1}, {1}, 0);                 // negative extent
-  bad({2, -3}, {1, 1}, 0);           // negative extent
-  bad({2}, {1}, -1);                 // negative offset
-  bad({7}, {1}, 0);                  // one past the end
-  bad({2, 3}, {3, 1}, 1);            // last element 1 + 3 + 2 = 6
-  bad({3}, {2}, 2);                  // last element 6
-  bad({3}, {-2}, 3);                 // first element -1
-  bad({2}, {-1}, 0);                 // first element -1
-  bad({4}, {1}, 0, DType::F64);      // 24 bytes hold 3 F64
-  bad({2}, {INT64_MAX}, 0);          // far past the end
-  bad({3}, {INT64_MAX / 2 + 1}, 0);  // (3 - 1) * stride overflows
+  bad({2, 3}, {1}, 0);                  // ranks differ
+  bad({2}, {1, 1}, 0);                  // ranks differ
+  bad({-1}, {1}, 0);                    // negative extent
+  bad({2, -3}, {1, 1}, 0);              // negative extent
+  bad({2}, {1}, -1);                    // negative offset
+  bad({7}, {1}, 0);                     // one past the end
+  bad({2, 3}, {3, 1}, 1);               // last element 1 + 3 + 2 = 6
+  bad({3}, {2}, 2);                     // last element 6
+  bad({3}, {-2}, 3);                    // first element -1
+  bad({2}, {-1}, 0);                    // first element -1
+  bad({4}, {1}, 0, DType::F64);         // 24 bytes hold 3 F64
+  bad({2}, {INT64_MAX}, 0);             // far past the end
+  bad({3}, {INT64_MAX / 2 + 1}, 0);     // (3 - 1) * stride overflows
   bad({3, 2}, {INT64_MIN / 2, -1}, 0);  // the lowest element overflows
-  bad({2}, {1}, INT64_MAX);          // offset + 1 overflows
-  bad({kBig, 4}, {0, 0}, 0);         // more than 2^60 elements
-  bad({1}, {1}, 0, DType(200));      // invalid dtype
+  bad({2}, {1}, INT64_MAX);             // offset + 1 overflows
+  bad({kBig, 4}, {0, 0}, 0);            // more than 2^60 elements
+  bad({1}, {1}, 0, DType(200));         // invalid dtype
 }
 
 TEST(RobustTensor, ConstructorAcceptsViewsInside) {
@@ -249,10 +249,8 @@ TEST(RobustTensor, ConstructorAcceptsViewsInside) {
   const std::shared_ptr<Storage> st = base.storage();
   EXPECT_EQ(Tensor(st, {2, 3}, {3, 1}, 0, DType::F32).to_vector<float>(),
             (std::vector<float>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(Tensor(st, {3}, {2}, 1, DType::F32).to_vector<float>(),
-            (std::vector<float>{1, 3, 5}));
-  EXPECT_EQ(Tensor(st, {3}, {-2}, 4, DType::F32).to_vector<float>(),
-            (std::vector<float>{4, 2, 0}));
+  EXPECT_EQ(Tensor(st, {3}, {2}, 1, DType::F32).to_vector<float>(), (std::vector<float>{1, 3, 5}));
+  EXPECT_EQ(Tensor(st, {3}, {-2}, 4, DType::F32).to_vector<float>(), (std::vector<float>{4, 2, 0}));
   EXPECT_EQ(Tensor(st, {3, 2}, {1, 3}, 0, DType::F32).to_vector<float>(),
             (std::vector<float>{0, 3, 1, 4, 2, 5}));
   EXPECT_EQ(Tensor(st, {2, 2}, {-3, -1}, 5, DType::F32).to_vector<float>(),
@@ -270,8 +268,7 @@ TEST(RobustTensor, ConstructorAcceptsViewsInside) {
 TEST(RobustTensor, InternalViewsStillWork) {
   const Tensor x = arange(0, 24, 1, DType::F32).reshape({2, 3, 4});
   const Tensor f = x.flip({0, 2});
-  EXPECT_EQ(f.narrow(1, 1, 1).to_vector<float>(),
-            (std::vector<float>{19, 18, 17, 16, 7, 6, 5, 4}));
+  EXPECT_EQ(f.narrow(1, 1, 1).to_vector<float>(), (std::vector<float>{19, 18, 17, 16, 7, 6, 5, 4}));
   const Tensor t = x.transpose(0, 2).flip({1});
   EXPECT_EQ(t.shape(), (Shape{4, 3, 2}));
   EXPECT_EQ(t.contiguous().to_vector<float>()[0], 8.0f);
@@ -323,7 +320,9 @@ TEST(RobustOverflow, CatOfHugeViews) {
   expect_error<InvalidArgument>("cat", [&] { cat(std::vector<Tensor>(8, b), 0); });
   expect_error<InvalidArgument>("cat", [&] { cat({b, b}, 0); });
   const Tensor c = zeros({1}).broadcast_to({int64_t(1) << 40, 1});
-  expect_error<InvalidArgument>("cat", [&] { cat({c, c.broadcast_to({int64_t(1) << 40, 1 << 20})}, 1); });
+  expect_error<InvalidArgument>("cat", [&] {
+    cat({c, c.broadcast_to({int64_t(1) << 40, 1 << 20})}, 1);
+  });
 }
 
 TEST(RobustOverflow, ShapeNumel) {
@@ -336,8 +335,9 @@ TEST(RobustOverflow, ShapeNumel) {
   expect_error<InvalidArgument>("shape_numel", [] { shape_numel({0, -1}); });
   expect_error<InvalidArgument>("shape_numel", [] { shape_numel({int64_t(1) << 62, 4}); });
   // 2^32 * 2^32 wraps to 0: still an overflow, not an empty shape.
-  expect_error<InvalidArgument>("shape_numel",
-                                [] { shape_numel({int64_t(1) << 32, int64_t(1) << 32}); });
+  expect_error<InvalidArgument>("shape_numel", [] {
+    shape_numel({int64_t(1) << 32, int64_t(1) << 32});
+  });
 }
 
 TEST(RobustOverflow, BroadcastShapes) {
@@ -370,8 +370,8 @@ TEST(RobustEnums, InvalidDTypes) {
   expect_error<InvalidArgument>("eye", [] { eye(3, std::nullopt, DType(200)); });
   expect_error<InvalidArgument>("empty", [] { Tensor::empty({2}, DType(200)); });
   const float data[2] = {1, 2};
-  expect_error<InvalidArgument>("from_host",
-                                [&] { Tensor::from_host(data, 2, DType(200), {2}, Device::cpu()); });
+  expect_error<InvalidArgument>(
+      "from_host", [&] { Tensor::from_host(data, 2, DType(200), {2}, Device::cpu()); });
   Generator gen(1);
   expect_error<InvalidArgument>("rand", [&] { rand({2}, DType(200), Device::cpu(), gen); });
   expect_error<InvalidArgument>("randn", [&] { randn({2}, DType(9), Device::cpu(), gen); });
@@ -430,11 +430,31 @@ TEST(RobustDevice, ParseDeviceAccepts) {
 }
 
 TEST(RobustDevice, ParseDeviceRejects) {
-  for (const char* bad :
-       {"cuda: 1", "cuda:+1", "cuda:-1", "cuda:", "cuda:1x", "cuda:1 ", "cuda :1", " cuda",
-        "cuda ", "cuda:0x1", "cuda:1.0", "cuda:2147483648", "cuda:99999999999999999999",
-        "cuda:1:2", "webgpu: 0", "webgpu:+0", "cpu:0", "cpu:1", "cpu:", "CUDA", "gpu", "", ":1",
-        "cuda\t", "cuda:\xd9\xa3"})
+  for (const char* bad : {"cuda: 1",
+                          "cuda:+1",
+                          "cuda:-1",
+                          "cuda:",
+                          "cuda:1x",
+                          "cuda:1 ",
+                          "cuda :1",
+                          " cuda",
+                          "cuda ",
+                          "cuda:0x1",
+                          "cuda:1.0",
+                          "cuda:2147483648",
+                          "cuda:99999999999999999999",
+                          "cuda:1:2",
+                          "webgpu: 0",
+                          "webgpu:+0",
+                          "cpu:0",
+                          "cpu:1",
+                          "cpu:",
+                          "CUDA",
+                          "gpu",
+                          "",
+                          ":1",
+                          "cuda\t",
+                          "cuda:\xd9\xa3"})
     expect_error<InvalidArgument>("parse_device", [&] { parse_device(bad); });
 }
 

@@ -22,13 +22,13 @@ namespace {
 
 // Throws unless every element the view addresses lies in the storage. Runs for every view
 // (O(rank)), so it checks overflow with builtins rather than wider types.
-void check_view(const Storage* storage, const Shape& shape, const Strides& strides,
-                int64_t offset, DType dtype) {
+void check_view(const Storage* storage, const Shape& shape, const Strides& strides, int64_t offset,
+                DType dtype) {
   if (!storage) fail<InvalidArgument>("Tensor", "null storage");
   ops::check_dtype_valid("Tensor", dtype);
   if (shape.size() != strides.size())
-    fail<InvalidArgument>("Tensor", "shape ", shape_str(shape), " and strides ",
-                          shape_str(strides), " differ in rank");
+    fail<InvalidArgument>("Tensor", "shape ", shape_str(shape), " and strides ", shape_str(strides),
+                          " differ in rank");
   const int64_t numel = checked_numel("Tensor", shape);
   if (offset < 0) fail<InvalidArgument>("Tensor", "negative offset ", offset);
   if (numel == 0) return;  // addresses nothing
@@ -79,8 +79,8 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
     fail<InvalidArgument>("from_host", "null data pointer for ", count, " values");
   const int64_t numel = checked_numel("from_vector", shape);
   if (count > size_t(kMaxNumel) || int64_t(count) != numel)
-    fail<ShapeMismatch>("from_vector", count, " values for shape ", shape_str(shape), " (",
-                        numel, " elements)");
+    fail<ShapeMismatch>("from_vector", count, " values for shape ", shape_str(shape), " (", numel,
+                        " elements)");
   Tensor t = empty(shape, dtype, device);
   if (count != 0)
     t.storage_->backend().copy_from_host(t.storage_->handle(), 0, data, count * dtype_size(dtype));
@@ -111,12 +111,10 @@ void Tensor::check_host_type(DType t, const char* op) const {
   // to_vector is about to allocate numel() values on the host. Past the machine's memory
   // that throws std::bad_alloc, or succeeds (overcommit) only for the copy to be killed.
   if (std::string_view(op) == "to_vector") {
-    static const double physical =
-        double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+    static const double physical = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
     if (physical > 0 && double(numel()) * double(dtype_size(dtype_)) > physical)
-      fail<OutOfMemory>(op, "cannot copy the ", numel(), " values of shape ",
-                        shape_str(shape_), " to the host: more than its ",
-                        uint64_t(physical), " bytes of memory");
+      fail<OutOfMemory>(op, "cannot copy the ", numel(), " values of shape ", shape_str(shape_),
+                        " to the host: more than its ", uint64_t(physical), " bytes of memory");
   }
 }
 

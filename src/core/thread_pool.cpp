@@ -48,8 +48,7 @@ void spin_until(F&& done) {
 int default_threads() {
   if (const char* env = std::getenv("NUMR_NUM_THREADS")) {
     if (const int n = parse_thread_count(env)) return n;
-    std::fprintf(stderr,
-                 "numr: ignoring NUMR_NUM_THREADS='%s' (want an integer in [1, %d])\n", env,
+    std::fprintf(stderr, "numr: ignoring NUMR_NUM_THREADS='%s' (want an integer in [1, %d])\n", env,
                  kMaxNumThreads);
   }
   const unsigned hw = std::thread::hardware_concurrency();
