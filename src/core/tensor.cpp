@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/backend.h"
+#include "core/op_scope.h"
 #include "numr/ops.h"
 
 namespace numr {
@@ -24,7 +25,8 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
       dtype_(dtype) {}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  const int64_t numel = checked_numel("empty", shape);
+  const OpScope scope("empty");  // ops that call empty() keep their own name
+  const int64_t numel = checked_numel(current_op("empty"), shape);
   Backend& be = backend_for(device);
   const size_t bytes = size_t(numel) * dtype_size(dtype);
   auto storage = std::make_shared<Storage>(&be, bytes);
@@ -44,7 +46,7 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
 }
 
 Device Tensor::device() const {
-  if (!storage_) fail<InvalidArgument>("device", "undefined tensor");
+  if (!storage_) fail<InvalidArgument>(current_op("device"), "undefined tensor");
   return storage_->device();
 }
 
@@ -95,6 +97,7 @@ Tensor Tensor::flatten(int64_t s, int64_t e) const { return numr::flatten(*this,
 Tensor Tensor::flip(const std::vector<int64_t>& d) const { return numr::flip(*this, d); }
 
 std::string Tensor::to_string() const {
+  const OpScope scope("to_string");
   std::ostringstream os;
   if (!defined()) return "Tensor(undefined)";
   os << "Tensor(" << shape_str(shape_) << ", " << dtype_ << ", " << device() << ", [";

@@ -11,7 +11,7 @@ Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device d
   Tensor out = Tensor::empty(x.shape(), dtype, dev);
   if (out.numel() == 0) return out;
   if (dev == x.device()) {
-    backend_for(dev).copy(CopyCall{ref_of(x), ref_of(out)});
+    ops::copy_any_rank(backend_for(dev), ref_of(x), ref_of(out));
     return out;
   }
   // Across devices: make it contiguous on the source, move bytes through the host, then
@@ -29,22 +29,26 @@ Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device d
 }  // namespace
 
 Tensor contiguous(const Tensor& x) {
+  const OpScope scope("contiguous");
   ops::check_defined("contiguous", x);
   return x.is_contiguous() ? x : copy_into_new("contiguous", x, x.dtype(), x.device());
 }
 
 Tensor clone(const Tensor& x) {
+  const OpScope scope("clone");
   ops::check_defined("clone", x);
   return copy_into_new("clone", x, x.dtype(), x.device());
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
+  const OpScope scope("cast");
   ops::check_defined("cast", x);
   if (x.dtype() == dtype) return x;
   return copy_into_new("cast", x, dtype, x.device());
 }
 
 Tensor to_device(const Tensor& x, Device device) {
+  const OpScope scope("to_device");
   ops::check_defined("to_device", x);
   if (x.device() == device) return x;
   return copy_into_new("to_device", x, x.dtype(), device);
