@@ -96,5 +96,22 @@ TEST(CopyHighRank, OffsetViewAndShapeOps) {
   EXPECT_EQ(repeat(part, reps).to_vector<double>(), twice);
 }
 
+TEST(CopyHighRank, EveryDevice) {
+  const std::vector<Device> devices = available_devices();
+  if (devices.size() == 1) GTEST_SKIP() << "no device besides the CPU";
+  const HighRankView v = reversed_view(Shape(19, 2));
+  const std::vector<double> want = permuted_on_host(v.base_values, v.base_shape, v.perm);
+  for (const Device dev : devices) {
+    const Tensor on_dev = v.view.contiguous().to(dev);
+    // The same 19-dim view of the data on dev.
+    const Tensor base = permute(on_dev, v.perm);  // reversing twice gives the base's layout
+    const Tensor view = permute(contiguous(base), v.perm);
+    ASSERT_FALSE(view.is_contiguous());
+    EXPECT_EQ(contiguous(view).to(Device::cpu()).to_vector<double>(), want) << dev.str();
+    EXPECT_EQ(view.cast(DType::F32).to(Device::cpu()).cast(DType::F64).to_vector<double>(), want)
+        << dev.str();
+  }
+}
+
 }  // namespace
 }  // namespace numr

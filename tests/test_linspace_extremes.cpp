@@ -102,5 +102,25 @@ TEST(LinspaceExtremes, OrdinaryRangesAreUnchanged) {
   }
 }
 
+TEST(LinspaceExtremes, EveryDeviceGivesTheCpuValues) {
+  // Each backend computes the same rounded products and sums from the same fields.
+  const std::vector<Device> devices = available_devices();
+  if (devices.size() == 1) GTEST_SKIP() << "no device besides the CPU";
+  for (const Device dev : devices) {
+    for (const DType t : {DType::F64, DType::F32, DType::BF16}) {
+      for (auto [s, e, n] :
+           {std::tuple{-DBL_MAX, DBL_MAX, int64_t(7)}, std::tuple{-1e308, 1e308, int64_t(3)},
+            std::tuple{DBL_MAX, -DBL_MAX, int64_t(65537)}, std::tuple{0.0, kInf, int64_t(5)},
+            std::tuple{-kInf, 2.0, int64_t(4)}, std::tuple{-0.5, 3.25, int64_t(1001)}}) {
+        const std::vector<double> want = lin(s, e, n, t);
+        const std::vector<double> got =
+            linspace(s, e, n, t, dev).to(Device::cpu()).cast(DType::F64).to_vector<double>();
+        EXPECT_EQ(got, want) << dev.str() << " " << t << " linspace(" << s << ", " << e << ", " << n
+                             << ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace numr
