@@ -187,17 +187,21 @@ TEST(CudaRuntime, UnavailableDeviceNamesTheReason) {
   if (gpu(&reason)) {
     GTEST_SKIP() << "a CUDA device is usable here";
   }
-  for (auto make : {+[] { (void)Tensor::empty({4}, DType::F32, Device::cuda(0)); },
-                    +[] {
-                      (void)zeros({2, 2}, DType::F32, Device::cuda(0));
-                    },
-                    +[] { (void)Tensor::from_vector<float>({1.f}, {1}).to(Device::cuda(0)); }}) {
+  // The error names the op that needed the device.
+  const std::pair<std::string, void (*)()> cases[] = {
+      {"[empty] ", +[] { (void)Tensor::empty({4}, DType::F32, Device::cuda(0)); }},
+      {"[zeros] ",
+       +[] {
+         (void)zeros({2, 2}, DType::F32, Device::cuda(0));
+       }},
+      {"[to_device] ", +[] { (void)Tensor::from_vector<float>({1.f}, {1}).to(Device::cuda(0)); }}};
+  for (const auto& [prefix, make] : cases) {
     try {
       make();
       ADD_FAILURE() << "expected BackendUnavailable";
     } catch (const BackendUnavailable& e) {
       const std::string msg = e.what();
-      EXPECT_EQ(msg.rfind("[cuda] ", 0), 0u) << msg;
+      EXPECT_EQ(msg.rfind(prefix, 0), 0u) << msg;
       EXPECT_TRUE(contains(msg, "could not be loaded") || contains(msg, "cuInit failed") ||
                   contains(msg, "no CUDA device"))
           << msg;

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "autograd/grad_util.h"
+#include "core/op_scope.h"
 
 namespace numr {
 
@@ -34,130 +35,158 @@ Var no_grad(Tensor value) { return constant(std::move(value)); }
 
 // ---- unary ----
 Var neg(const Var& x) {
+  const OpScope scope("neg");
   return unary("neg", x, neg(x.tensor()), [](const Var& g, const Var&, const Node&) { return -g; });
 }
 Var abs(const Var& x) {
+  const OpScope scope("abs");
   return unary("abs", x, abs(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * sign(detach(in)); });
 }
 Var sign(const Var& x) {
+  const OpScope scope("sign");
   return unary("sign", x, sign(x.tensor()),
                [](const Var& g, const Var&, const Node&) { return zeros_like(g); });
 }
 Var sqrt(const Var& x) {
+  const OpScope scope("sqrt");
   return unary("sqrt", x, sqrt(x.tensor()),
                [](const Var& g, const Var&, const Node& n) { return g / (2.0 * n.output()); });
 }
 Var rsqrt(const Var& x) {
+  const OpScope scope("rsqrt");
   return unary("rsqrt", x, rsqrt(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
     return g * (-0.5) * n.output() / in;
   });
 }
 Var square(const Var& x) {
+  const OpScope scope("square");
   return unary("square", x, square(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * 2.0 * in; });
 }
 Var cbrt(const Var& x) {
+  const OpScope scope("cbrt");
   return unary("cbrt", x, cbrt(x.tensor()), [](const Var& g, const Var&, const Node& n) {
     return g / (3.0 * square(n.output()));
   });
 }
 Var recip(const Var& x) {
+  const OpScope scope("recip");
   return unary("recip", x, recip(x.tensor()),
                [](const Var& g, const Var&, const Node& n) { return -g * square(n.output()); });
 }
 Var exp(const Var& x) {
+  const OpScope scope("exp");
   return unary("exp", x, exp(x.tensor()),
                [](const Var& g, const Var&, const Node& n) { return g * n.output(); });
 }
 Var exp2(const Var& x) {
+  const OpScope scope("exp2");
   return unary("exp2", x, exp2(x.tensor()), [](const Var& g, const Var&, const Node& n) {
     return g * n.output() * std::numbers::ln2;
   });
 }
 Var expm1(const Var& x) {
+  const OpScope scope("expm1");
   return unary("expm1", x, expm1(x.tensor()),
                [](const Var& g, const Var&, const Node& n) { return g * (n.output() + 1.0); });
 }
 Var log(const Var& x) {
+  const OpScope scope("log");
   return unary("log", x, log(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g / in; });
 }
 Var log2(const Var& x) {
+  const OpScope scope("log2");
   return unary("log2", x, log2(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g / (in * std::numbers::ln2);
   });
 }
 Var log10(const Var& x) {
+  const OpScope scope("log10");
   return unary("log10", x, log10(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g / (in * std::numbers::ln10);
   });
 }
 Var log1p(const Var& x) {
+  const OpScope scope("log1p");
   return unary("log1p", x, log1p(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g / (in + 1.0); });
 }
 Var sin(const Var& x) {
+  const OpScope scope("sin");
   return unary("sin", x, sin(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * cos(in); });
 }
 Var cos(const Var& x) {
+  const OpScope scope("cos");
   return unary("cos", x, cos(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return -g * sin(in); });
 }
 Var tan(const Var& x) {
+  const OpScope scope("tan");
   return unary("tan", x, tan(x.tensor()), [](const Var& g, const Var&, const Node& n) {
     return g * (square(n.output()) + 1.0);
   });
 }
 Var asin(const Var& x) {
+  const OpScope scope("asin");
   return unary("asin", x, asin(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g * rsqrt(1.0 - square(in));
   });
 }
 Var acos(const Var& x) {
+  const OpScope scope("acos");
   return unary("acos", x, acos(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return -g * rsqrt(1.0 - square(in));
   });
 }
 Var atan(const Var& x) {
+  const OpScope scope("atan");
   return unary("atan", x, atan(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g / (square(in) + 1.0);
   });
 }
 Var sinh(const Var& x) {
+  const OpScope scope("sinh");
   return unary("sinh", x, sinh(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * cosh(in); });
 }
 Var cosh(const Var& x) {
+  const OpScope scope("cosh");
   return unary("cosh", x, cosh(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * sinh(in); });
 }
 Var tanh(const Var& x) {
+  const OpScope scope("tanh");
   return unary("tanh", x, tanh(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
     if (!grad_enabled()) return constant(tanh_bwd(g.tensor(), in.tensor()));
     return g * (1.0 - square(n.output()));
   });
 }
 Var asinh(const Var& x) {
+  const OpScope scope("asinh");
   return unary("asinh", x, asinh(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g * rsqrt(square(in) + 1.0);
   });
 }
 Var acosh(const Var& x) {
+  const OpScope scope("acosh");
   return unary("acosh", x, acosh(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g * rsqrt(square(in) - 1.0);
   });
 }
 Var atanh(const Var& x) {
+  const OpScope scope("atanh");
   return unary("atanh", x, atanh(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     return g / (1.0 - square(in));
   });
 }
 // Piecewise constant: zero gradient.
-#define NUMR_STEP_OP(name)                                                      \
-  Var name(const Var& x) {                                                      \
-    return unary(#name, x, name(x.tensor()),                                    \
+#define NUMR_STEP_OP(name)                                                             \
+  Var name(const Var& x) {                                                             \
+    const OpScope scope(#name);                                                        \
+    return unary(#name, x, name(x.tensor()),                                           \
                  [](const Var& g, const Var&, const Node&) { return zeros_like(g); }); \
   }
 NUMR_STEP_OP(floor)
@@ -168,12 +197,14 @@ NUMR_STEP_OP(trunc)
 
 // ---- activations ----
 Var relu(const Var& x) {
+  const OpScope scope("relu");
   return unary("relu", x, relu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     if (!grad_enabled()) return constant(relu_bwd(g.tensor(), in.tensor()));
     return g * mask_like(gt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
   });
 }
 Var sigmoid(const Var& x) {
+  const OpScope scope("sigmoid");
   return unary("sigmoid", x, sigmoid(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
     if (!grad_enabled()) return constant(sigmoid_bwd(g.tensor(), in.tensor()));
     const Var s = n.output();
@@ -181,22 +212,26 @@ Var sigmoid(const Var& x) {
   });
 }
 Var silu(const Var& x) {
+  const OpScope scope("silu");
   return unary("silu", x, silu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     if (!grad_enabled()) return constant(silu_bwd(g.tensor(), in.tensor()));
     return g * autograd::silu_derivative(in);
   });
 }
 Var gelu(const Var& x) {
+  const OpScope scope("gelu");
   return unary("gelu", x, gelu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
     if (!grad_enabled()) return constant(gelu_bwd(g.tensor(), in.tensor()));
     return g * autograd::gelu_derivative(in);
   });
 }
 Var softplus(const Var& x) {
+  const OpScope scope("softplus");
   return unary("softplus", x, softplus(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * sigmoid(in); });
 }
 Var leaky_relu(const Var& x, double slope) {
+  const OpScope scope("leaky_relu");
   return unary("leaky_relu", x, leaky_relu(x.tensor(), slope),
                [slope](const Var& g, const Var& in, const Node&) {
                  const Tensor neg_side = lt(in.tensor(), zeros({}, in.dtype(), in.device()));
@@ -206,6 +241,7 @@ Var leaky_relu(const Var& x, double slope) {
                });
 }
 Var elu(const Var& x, double alpha) {
+  const OpScope scope("elu");
   // d/dx = 1 for x >= 0, alpha e^x = out + alpha for x < 0.
   return unary("elu", x, elu(x.tensor(), alpha), [alpha](const Var& g, const Var& in, const Node& n) {
     const Var neg_side = mask_like(lt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
@@ -215,9 +251,15 @@ Var elu(const Var& x, double alpha) {
 
 // ---- without gradients ----
 #define NUMR_UNARY_PRED(name, d, grad) \
-  Var name(const Var& x) { return no_grad(name(x.tensor())); }
-#define NUMR_COMPARE(name, d, grad) \
-  Var name(const Var& a, const Var& b) { return no_grad(name(a.tensor(), b.tensor())); }
+  Var name(const Var& x) {             \
+    const OpScope scope(#name);        \
+    return no_grad(name(x.tensor()));  \
+  }
+#define NUMR_COMPARE(name, d, grad)               \
+  Var name(const Var& a, const Var& b) {          \
+    const OpScope scope(#name);                   \
+    return no_grad(name(a.tensor(), b.tensor())); \
+  }
 #define NUMR_LOGICAL(name, d, grad) NUMR_COMPARE(name, d, grad)
 #include "numr/op_table.def"
 
@@ -236,26 +278,31 @@ Var binary(std::string_view name, const Var& a, const Var& b, Tensor value, Rule
 }  // namespace
 
 Var add(const Var& a, const Var& b) {
+  const OpScope scope("add");
   return binary("add", a, b, add(a.tensor(), b.tensor()),
                 [](const Var& g, const Var&, const Var&, const Node&) { return std::pair{g, g}; });
 }
 Var sub(const Var& a, const Var& b) {
+  const OpScope scope("sub");
   return binary("sub", a, b, sub(a.tensor(), b.tensor()),
                 [](const Var& g, const Var&, const Var&, const Node&) { return std::pair{g, -g}; });
 }
 Var mul(const Var& a, const Var& b) {
+  const OpScope scope("mul");
   return binary("mul", a, b, mul(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node&) {
                   return std::pair{g * y, g * x};
                 });
 }
 Var div(const Var& a, const Var& b) {
+  const OpScope scope("div");
   return binary("div", a, b, div(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node&) {
                   return std::pair{g / y, -g * x / square(y)};
                 });
 }
 Var pow(const Var& a, const Var& b) {
+  const OpScope scope("pow");
   return binary("pow", a, b, pow(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node& n) {
                   // As PyTorch: d/dx is 0 where y = 0 (not 0 * x^-1, NaN at x = 0), d/dy
@@ -270,6 +317,7 @@ Var pow(const Var& a, const Var& b) {
                 });
 }
 Var maximum(const Var& a, const Var& b) {
+  const OpScope scope("maximum");
   // Ties split the gradient evenly, as the subgradient in the middle.
   return binary("maximum", a, b, maximum(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node&) {
@@ -279,6 +327,7 @@ Var maximum(const Var& a, const Var& b) {
                 });
 }
 Var minimum(const Var& a, const Var& b) {
+  const OpScope scope("minimum");
   return binary("minimum", a, b, minimum(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node&) {
                   const Var wx = mask_like(lt(x.tensor(), y.tensor()), x) +
@@ -287,6 +336,7 @@ Var minimum(const Var& a, const Var& b) {
                 });
 }
 Var atan2(const Var& a, const Var& b) {
+  const OpScope scope("atan2");
   // d/dy atan2(y, x) = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2).
   return binary("atan2", a, b, atan2(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& y, const Var& x, const Node&) {
@@ -297,6 +347,7 @@ Var atan2(const Var& a, const Var& b) {
 
 // ---- ternary ----
 Var fused_mul_add(const Var& a, const Var& b, const Var& c) {
+  const OpScope scope("fused_mul_add");
   return record("fused_mul_add", fused_mul_add(a.tensor(), b.tensor(), c.tensor()), {a, b, c},
                 [](const Var& g, const Node& n) -> Grads {
                   const Var &x = n.input(0), &y = n.input(1), &z = n.input(2);
@@ -306,6 +357,7 @@ Var fused_mul_add(const Var& a, const Var& b, const Var& c) {
                 });
 }
 Var fused_add_mul(const Var& a, const Var& b, const Var& c) {
+  const OpScope scope("fused_add_mul");
   return record("fused_add_mul", fused_add_mul(a.tensor(), b.tensor(), c.tensor()), {a, b, c},
                 [](const Var& g, const Node& n) -> Grads {
                   const Var &x = n.input(0), &y = n.input(1), &z = n.input(2);
@@ -318,22 +370,27 @@ Var fused_add_mul(const Var& a, const Var& b, const Var& c) {
 
 // ---- scalar ----
 Var add_scalar(const Var& x, double s) {
+  const OpScope scope("add_scalar");
   return unary("add_scalar", x, add_scalar(x.tensor(), s),
                [](const Var& g, const Var&, const Node&) { return g; });
 }
 Var sub_scalar(const Var& x, double s) {
+  const OpScope scope("sub_scalar");
   return unary("sub_scalar", x, sub_scalar(x.tensor(), s),
                [](const Var& g, const Var&, const Node&) { return g; });
 }
 Var mul_scalar(const Var& x, double s) {
+  const OpScope scope("mul_scalar");
   return unary("mul_scalar", x, mul_scalar(x.tensor(), s),
                [s](const Var& g, const Var&, const Node&) { return mul_scalar(g, s); });
 }
 Var div_scalar(const Var& x, double s) {
+  const OpScope scope("div_scalar");
   return unary("div_scalar", x, div_scalar(x.tensor(), s),
                [s](const Var& g, const Var&, const Node&) { return div_scalar(g, s); });
 }
 Var pow_scalar(const Var& x, double s) {
+  const OpScope scope("pow_scalar");
   return unary("pow_scalar", x, pow_scalar(x.tensor(), s),
                [s](const Var& g, const Var& in, const Node&) {
                  if (s == 0) return zeros_like(g);  // not 0 * x^-1, NaN at x = 0
@@ -341,12 +398,14 @@ Var pow_scalar(const Var& x, double s) {
                });
 }
 Var rsub_scalar(const Var& x, double s) {
+  const OpScope scope("rsub_scalar");
   return unary("rsub_scalar", x, rsub_scalar(x.tensor(), s),
                [](const Var& g, const Var&, const Node&) { return -g; });
 }
 
 // ---- where_cond and clamp ----
 Var where_cond(const Var& cond, const Var& x, const Var& y) {
+  const OpScope scope("where_cond");
   return record("where_cond", where_cond(cond.tensor(), x.tensor(), y.tensor()), {cond, x, y},
                 [](const Var& g, const Node& n) -> Grads {
                   const Var &c = n.input(0), &a = n.input(1), &b = n.input(2);
@@ -356,6 +415,7 @@ Var where_cond(const Var& cond, const Var& x, const Var& y) {
                 });
 }
 Var clamp(const Var& x, std::optional<double> lo, std::optional<double> hi) {
+  const OpScope scope("clamp");
   return unary("clamp", x, clamp(x.tensor(), lo, hi),
                [lo, hi](const Var& g, const Var& in, const Node&) {
                  // Gradient flows where the input is inside [lo, hi].

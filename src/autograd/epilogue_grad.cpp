@@ -3,6 +3,7 @@
 // column-sum pass, then two GEMMs; a @ b is not recomputed). With create_graph the same
 // derivative is composed from Var ops, so it can be differentiated again.
 #include "autograd/grad_util.h"
+#include "core/op_scope.h"
 
 namespace numr {
 
@@ -71,6 +72,7 @@ bool will_record(std::initializer_list<const Var*> inputs) {
 
 Var matmul_bias_activation(const Var& a, const Var& b, const Var& bias, Activation act,
                            EpilogueOptions options) {
+  const OpScope scope("matmul_bias_activation");
   // Only Gelu and Silu need a buffer beyond the output, and only when a graph is recorded.
   const bool save_pre =
       needs_preactivation(act) && !options.recompute_preactivation && will_record({&a, &b, &bias});
@@ -102,6 +104,7 @@ Var matmul_bias_activation(const Var& a, const Var& b, const Var& bias, Activati
 }
 
 Var matmul_bias_residual(const Var& a, const Var& b, const Var& bias, const Var& residual) {
+  const OpScope scope("matmul_bias_residual");
   return record("matmul_bias_residual",
                 matmul_bias_residual(a.tensor(), b.tensor(), bias.tensor(), residual.tensor()),
                 {a, b, bias, residual}, [](const Var& g, const Node& n) -> Grads {

@@ -2,6 +2,7 @@
 // kernel (one pass: read g, a, b; write d_a, d_b); with create_graph the same derivative is
 // composed from Var ops, so it can be differentiated again.
 #include "autograd/grad_util.h"
+#include "core/op_scope.h"
 
 namespace numr {
 
@@ -44,24 +45,28 @@ Var gate(std::string_view name, const Var& a, const Var& b, Fwd fwd, Bwd bwd, Ac
 }  // namespace
 
 Var silu_mul(const Var& a, const Var& b) {
+  const OpScope scope("silu_mul");
   return gate(
       "silu_mul", a, b, [](const Tensor& x, const Tensor& y) { return silu_mul(x, y); },
       [](const Tensor& g, const Tensor& x, const Tensor& y) { return silu_mul_bwd(g, x, y); },
       [](const Var& x) { return silu(x); }, silu_grad_var);
 }
 Var gelu_mul(const Var& a, const Var& b) {
+  const OpScope scope("gelu_mul");
   return gate(
       "gelu_mul", a, b, [](const Tensor& x, const Tensor& y) { return gelu_mul(x, y); },
       [](const Tensor& g, const Tensor& x, const Tensor& y) { return gelu_mul_bwd(g, x, y); },
       [](const Var& x) { return gelu(x); }, gelu_grad_var);
 }
 Var relu_mul(const Var& a, const Var& b) {
+  const OpScope scope("relu_mul");
   return gate(
       "relu_mul", a, b, [](const Tensor& x, const Tensor& y) { return relu_mul(x, y); },
       [](const Tensor& g, const Tensor& x, const Tensor& y) { return relu_mul_bwd(g, x, y); },
       [](const Var& x) { return relu(x); }, relu_grad_var);
 }
 Var sigmoid_mul(const Var& a, const Var& b) {
+  const OpScope scope("sigmoid_mul");
   return gate(
       "sigmoid_mul", a, b, [](const Tensor& x, const Tensor& y) { return sigmoid_mul(x, y); },
       [](const Tensor& g, const Tensor& x, const Tensor& y) { return sigmoid_mul_bwd(g, x, y); },

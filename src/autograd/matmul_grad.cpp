@@ -1,6 +1,7 @@
 // Var matmul and its gradient rule. Batch dims broadcast, so each gradient is summed back
 // to its operand's shape.
 #include "autograd/grad_util.h"
+#include "core/op_scope.h"
 
 namespace numr {
 
@@ -8,6 +9,7 @@ using autograd::record;
 using autograd::sum_to;
 
 Var matmul(const Var& a, const Var& b) {
+  const OpScope scope("matmul");
   // d_a = g @ b^T, d_b = a^T @ g, with ^T swapping the last two dims.
   return record(
       "matmul", matmul(a.tensor(), b.tensor()), {a, b},

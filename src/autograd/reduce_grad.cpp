@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autograd/grad_util.h"
+#include "core/op_scope.h"
 #include "ops/common.h"
 
 namespace numr {
@@ -68,6 +69,7 @@ Var reverse_cumsum(const Var& g, int64_t dim) {
 
 // ---- reductions ----
 Var sum(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("sum");
   return record("sum", sum(x.tensor(), dims, keepdim), {x},
                 [dims](const Var& g, const Node& n) -> Grads {
                   const Shape& in = n.input(0).shape();
@@ -76,6 +78,7 @@ Var sum(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Var mean(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("mean");
   return record("mean", mean(x.tensor(), dims, keepdim), {x},
                 [dims](const Var& g, const Node& n) -> Grads {
                   const Shape& in = n.input(0).shape();
@@ -85,14 +88,17 @@ Var mean(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Var max(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("max");
   return extreme("max", x, max(x.tensor(), dims, keepdim), dims);
 }
 
 Var min(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("min");
   return extreme("min", x, min(x.tensor(), dims, keepdim), dims);
 }
 
 Var prod(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("prod");
   // d prod / d x_i is the product of the other elements of x_i's group. The reduced dims
   // are moved last and flattened into one, so each group is a row. The second derivative
   // goes through cumprod's rule, which needs the elements to be nonzero.
@@ -125,19 +131,24 @@ Var prod(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Var any(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("any");
   return constant(any(x.tensor(), dims, keepdim));
 }
 Var all(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("all");
   return constant(all(x.tensor(), dims, keepdim));
 }
 Var argmax(const Var& x, std::optional<int64_t> dim, bool keepdim) {
+  const OpScope scope("argmax");
   return constant(argmax(x.tensor(), dim, keepdim));
 }
 Var argmin(const Var& x, std::optional<int64_t> dim, bool keepdim) {
+  const OpScope scope("argmin");
   return constant(argmin(x.tensor(), dim, keepdim));
 }
 
 Var var(const Var& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  const OpScope scope("var");
   // d var / d x_i = 2 (x_i - mean) / (n - correction).
   return record("var", var(x.tensor(), dims, correction, keepdim), {x},
                 [dims, correction](const Var& g, const Node& n) -> Grads {
@@ -150,6 +161,7 @@ Var var(const Var& x, const std::vector<int64_t>& dims, int64_t correction, bool
 }
 
 Var std(const Var& x, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  const OpScope scope("std");
   // d std / d x_i = (x_i - mean) / ((n - correction) std); 0 where std is 0 (constant
   // values: 0 / 0), as in PyTorch.
   return record("std", std(x.tensor(), dims, correction, keepdim), {x},
@@ -167,6 +179,7 @@ Var std(const Var& x, const std::vector<int64_t>& dims, int64_t correction, bool
 }
 
 Var logsumexp(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
+  const OpScope scope("logsumexp");
   // The gradient is g times the softmax over the reduced dims, exp(x - out).
   return record("logsumexp", logsumexp(x.tensor(), dims, keepdim), {x},
                 [dims](const Var& g, const Node& n) -> Grads {
@@ -179,11 +192,13 @@ Var logsumexp(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
 
 // ---- scans ----
 Var cumsum(const Var& x, int64_t dim) {
+  const OpScope scope("cumsum");
   return record("cumsum", cumsum(x.tensor(), dim), {x},
                 [dim](const Var& g, const Node&) -> Grads { return {reverse_cumsum(g, dim)}; });
 }
 
 Var cumprod(const Var& x, int64_t dim) {
+  const OpScope scope("cumprod");
   // d/dx_j of sum_i g_i y_i is sum_{i >= j} g_i y_i / x_j (needs x_j != 0).
   return record("cumprod", cumprod(x.tensor(), dim), {x},
                 [dim](const Var& g, const Node& n) -> Grads {
@@ -193,6 +208,7 @@ Var cumprod(const Var& x, int64_t dim) {
 
 // ---- softmax ----
 Var softmax(const Var& x, int64_t dim) {
+  const OpScope scope("softmax");
   return record("softmax", softmax(x.tensor(), dim), {x},
                 [dim](const Var& g, const Node& n) -> Grads {
                   const Var y = n.output();
@@ -201,6 +217,7 @@ Var softmax(const Var& x, int64_t dim) {
 }
 
 Var log_softmax(const Var& x, int64_t dim) {
+  const OpScope scope("log_softmax");
   return record("log_softmax", log_softmax(x.tensor(), dim), {x},
                 [dim](const Var& g, const Node& n) -> Grads {
                   return {g - exp(n.output()) * sum(g, {dim}, /*keepdim=*/true)};

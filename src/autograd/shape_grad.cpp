@@ -2,6 +2,7 @@
 // back with the adjoint shape op (narrow <-> pad, cat <-> narrow, repeat <-> sum, ...),
 // written with Var ops, so it is differentiable again.
 #include "autograd/grad_util.h"
+#include "core/op_scope.h"
 
 namespace numr {
 
@@ -59,26 +60,35 @@ Var passed(std::string_view name, const Var& x, Tensor value) {
 
 // ---- views ----
 Var reshape(const Var& x, const Shape& shape) {
+  const OpScope scope("reshape");
   return reshaped("reshape", x, reshape(x.tensor(), shape));
 }
 // g need not be contiguous, so its way back is reshape, not view.
-Var view(const Var& x, const Shape& shape) { return reshaped("view", x, view(x.tensor(), shape)); }
+Var view(const Var& x, const Shape& shape) {
+  const OpScope scope("view");
+  return reshaped("view", x, view(x.tensor(), shape));
+}
 Var squeeze(const Var& x, std::optional<int64_t> dim) {
+  const OpScope scope("squeeze");
   return reshaped("squeeze", x, squeeze(x.tensor(), dim));
 }
 Var unsqueeze(const Var& x, int64_t dim) {
+  const OpScope scope("unsqueeze");
   return reshaped("unsqueeze", x, unsqueeze(x.tensor(), dim));
 }
 Var flatten(const Var& x, int64_t start_dim, int64_t end_dim) {
+  const OpScope scope("flatten");
   return reshaped("flatten", x, flatten(x.tensor(), start_dim, end_dim));
 }
 
 Var transpose(const Var& x, int64_t d0, int64_t d1) {
+  const OpScope scope("transpose");
   return record("transpose", transpose(x.tensor(), d0, d1), {x},
                 [d0, d1](const Var& g, const Node&) -> Grads { return {transpose(g, d0, d1)}; });
 }
 
 Var permute(const Var& x, const std::vector<int64_t>& dims) {
+  const OpScope scope("permute");
   Tensor value = permute(x.tensor(), dims);  // checks dims first
   std::vector<int64_t> inverse(dims.size());
   for (size_t i = 0; i < dims.size(); ++i)
@@ -88,6 +98,7 @@ Var permute(const Var& x, const std::vector<int64_t>& dims) {
 }
 
 Var narrow(const Var& x, int64_t dim, int64_t start, int64_t length) {
+  const OpScope scope("narrow");
   Tensor value = narrow(x.tensor(), dim, start, length);  // checks the range first
   const int64_t d = wrap_dim("narrow", dim, x.dim());
   if (start < 0) start += x.shape()[size_t(d)];
@@ -95,27 +106,37 @@ Var narrow(const Var& x, int64_t dim, int64_t start, int64_t length) {
 }
 
 Var broadcast_to(const Var& x, const Shape& shape) {
+  const OpScope scope("broadcast_to");
   return record(
       "broadcast_to", broadcast_to(x.tensor(), shape), {x},
       [](const Var& g, const Node& n) -> Grads { return {sum_to(g, n.input(0).shape())}; });
 }
 
 Var flip(const Var& x, const std::vector<int64_t>& dims) {
+  const OpScope scope("flip");
   return record("flip", flip(x.tensor(), dims), {x},
                 [dims](const Var& g, const Node&) -> Grads { return {flip(g, dims)}; });
 }
 
 // ---- copies ----
-Var contiguous(const Var& x) { return passed("contiguous", x, contiguous(x.tensor())); }
-Var clone(const Var& x) { return passed("clone", x, clone(x.tensor())); }
+Var contiguous(const Var& x) {
+  const OpScope scope("contiguous");
+  return passed("contiguous", x, contiguous(x.tensor()));
+}
+Var clone(const Var& x) {
+  const OpScope scope("clone");
+  return passed("clone", x, clone(x.tensor()));
+}
 
 Var cast(const Var& x, DType dtype) {
+  const OpScope scope("cast");
   // A cast to an integer or Bool dtype records nothing (record() keeps floating results only).
   return record("cast", cast(x.tensor(), dtype), {x},
                 [](const Var& g, const Node& n) -> Grads { return {cast(g, n.input(0).dtype())}; });
 }
 
 Var to_device(const Var& x, Device device) {
+  const OpScope scope("to_device");
   return record(
       "to_device", to_device(x.tensor(), device), {x},
       [](const Var& g, const Node& n) -> Grads { return {to_device(g, n.input(0).device())}; });
@@ -123,6 +144,7 @@ Var to_device(const Var& x, Device device) {
 
 // ---- shape ops ----
 Var cat(const std::vector<Var>& xs, int64_t dim) {
+  const OpScope scope("cat");
   std::vector<Tensor> ts;
   ts.reserve(xs.size());
   for (const Var& v : xs) ts.push_back(v.tensor());
@@ -141,6 +163,7 @@ Var cat(const std::vector<Var>& xs, int64_t dim) {
 }
 
 Var stack(const std::vector<Var>& xs, int64_t dim) {
+  const OpScope scope("stack");
   std::vector<Tensor> ts;
   ts.reserve(xs.size());
   for (const Var& v : xs) ts.push_back(v.tensor());
@@ -157,14 +180,17 @@ Var stack(const std::vector<Var>& xs, int64_t dim) {
 }
 
 std::vector<Var> split(const Var& x, int64_t split_size, int64_t dim) {
+  const OpScope scope("split");
   return pieces("split", x, split(x.tensor(), split_size, dim), dim);
 }
 
 std::vector<Var> chunk(const Var& x, int64_t chunks, int64_t dim) {
+  const OpScope scope("chunk");
   return pieces("chunk", x, chunk(x.tensor(), chunks, dim), dim);
 }
 
 Var repeat(const Var& x, const std::vector<int64_t>& repeats) {
+  const OpScope scope("repeat");
   // Output dim i holds repeats[i] tiles of x's dim i, so g viewed as
   // [r0, s0, r1, s1, ...] summed over the r dims is the gradient.
   return record("repeat", repeat(x.tensor(), repeats), {x},
@@ -183,6 +209,7 @@ Var repeat(const Var& x, const std::vector<int64_t>& repeats) {
 }
 
 Var pad(const Var& x, const std::vector<int64_t>& pads, double value) {
+  const OpScope scope("pad");
   // The padding is constant; the input's region is cut back out.
   return record("pad", pad(x.tensor(), pads, value), {x},
                 [pads](const Var& g, const Node& n) -> Grads {

@@ -1,6 +1,7 @@
 #include <atomic>
 
 #include "autograd/node.h"
+#include "core/op_scope.h"
 
 namespace numr {
 namespace {
@@ -30,7 +31,7 @@ Var Var::from_node(Tensor value, std::shared_ptr<Node> node) {
 }
 
 const Tensor& Var::tensor() const {
-  if (!impl_) fail<InvalidArgument>("Var", "undefined Var");
+  if (!impl_) fail<InvalidArgument>(current_op("Var"), "undefined Var");
   return impl_->value;
 }
 bool Var::requires_grad() const { return impl_ && impl_->requires_grad; }

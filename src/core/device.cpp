@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "core/backend.h"
 #include "core/thread_count.h"
+#include "core/op_scope.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
 
@@ -50,15 +51,17 @@ Device parse_device(const std::string& text) {
 Backend& backend_for(Device device) {
   switch (device.type) {
     case DeviceType::Cpu:
-      if (device.index != 0) fail<BackendUnavailable>("cpu", "there is one CPU device, cpu:0");
+      if (device.index != 0)
+        fail<BackendUnavailable>(current_op("cpu"), "there is one CPU device, cpu:0");
       return cpu_backend();
     case DeviceType::Cuda:
       // Throws BackendUnavailable saying why: no driver, cuInit failed, or no such device.
       return cuda::cuda_backend(device.index);
     case DeviceType::WebGpu:
-      fail<BackendUnavailable>("webgpu", "this build of numr has no WebGPU backend yet");
+      fail<BackendUnavailable>(current_op("webgpu"),
+                               "this build of numr has no WebGPU backend yet");
   }
-  fail<BackendUnavailable>("device", "unknown device type");
+  fail<BackendUnavailable>(current_op("device"), "unknown device type");
 }
 
 std::vector<Device> available_devices() {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/op_scope.h"
 #include "numr/ops.h"
 #include "ops/common.h"
 
@@ -63,8 +64,9 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Strides strides, i
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  ops::check_dtype_valid("empty", dtype);
-  const int64_t numel = checked_numel("empty", shape);
+  const OpScope scope("empty");  // ops that call empty() keep their own name
+  ops::check_dtype_valid(current_op("empty"), dtype);
+  const int64_t numel = checked_numel(current_op("empty"), shape);
   Backend& be = backend_for(device);
   const size_t bytes = size_t(numel) * dtype_size(dtype);
   auto storage = std::make_shared<Storage>(&be, bytes);
@@ -88,7 +90,7 @@ Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shap
 }
 
 Device Tensor::device() const {
-  if (!storage_) fail<InvalidArgument>("device", "undefined tensor");
+  if (!storage_) fail<InvalidArgument>(current_op("device"), "undefined tensor");
   return storage_->device();
 }
 
@@ -147,6 +149,7 @@ Tensor Tensor::flatten(int64_t s, int64_t e) const { return numr::flatten(*this,
 Tensor Tensor::flip(const std::vector<int64_t>& d) const { return numr::flip(*this, d); }
 
 std::string Tensor::to_string() const {
+  const OpScope scope("to_string");
   std::ostringstream os;
   if (!defined()) return "Tensor(undefined)";
   os << "Tensor(" << shape_str(shape_) << ", " << dtype_ << ", " << device() << ", [";

@@ -7,6 +7,7 @@ namespace numr {
 namespace {
 
 Tensor axis_op(OpId op, const Tensor& x, int64_t dim) {
+  const OpScope scope(op_name(op));
   const std::string_view name = op_name(op);
   ops::check_defined(name, x);
   ops::check_dtype(op, x.dtype());

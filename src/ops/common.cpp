@@ -99,4 +99,39 @@ void check_scalar_fits(std::string_view op, double s, DType t) {
   if (!holds_integer(s, t)) fail<InvalidArgument>(op, "scalar ", s, " is not representable in ", t);
 }
 
+int merged_rank(const Shape& shape, std::initializer_list<const Strides*> strides) {
+  int rank = 0;
+  size_t prev = 0;  // the dim the last kept one ended on
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = rank > 0;
+    for (const Strides* s : strides)
+      if (merge && (*s)[prev] != (*s)[d] * shape[d]) merge = false;
+    if (!merge) ++rank;
+    prev = d;
+  }
+  return rank;
+}
+
+void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst) {
+  if (dst.numel() == 0) return;
+  if (merged_rank(dst.shape, {&dst.strides, &src.strides}) <= kMaxLoopDims) {
+    be.copy(CopyCall{src, dst});
+    return;
+  }
+  // Peel the outermost dim of extent > 1: one copy per index, each a dim fewer.
+  size_t d = 0;
+  while (dst.shape[d] == 1) ++d;
+  TensorRef s = src, t = dst;
+  s.shape.erase(s.shape.begin() + ptrdiff_t(d));
+  s.strides.erase(s.strides.begin() + ptrdiff_t(d));
+  t.shape = s.shape;
+  t.strides.erase(t.strides.begin() + ptrdiff_t(d));
+  for (int64_t i = 0; i < dst.shape[d]; ++i) {
+    s.offset = src.offset + i * src.strides[d];
+    t.offset = dst.offset + i * dst.strides[d];
+    copy_any_rank(be, s, t);
+  }
+}
+
 }  // namespace numr::ops

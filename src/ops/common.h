@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/op_scope.h"
 #include "numr/error.h"
 #include "numr/op_info.h"
 #include "numr/tensor.h"
@@ -30,5 +31,15 @@ std::vector<int64_t> reduce_dims(std::string_view op, const std::vector<int64_t>
 bool holds_integer(double s, DType t);
 // Checks an integer-valued scalar for an integer dtype (no silent truncation).
 void check_scalar_fits(std::string_view op, double s, DType t);
+
+// The most dims the backends' strided kernels walk after merging (the CPU's
+// LoopPlan::kMaxDims, CUDA's kMapMaxRank).
+inline constexpr int kMaxLoopDims = 16;
+// Dims left of `shape` when extents of 1 are dropped and each dim is merged into the one
+// before it wherever every operand steps through the pair as one (both backends' rule).
+int merged_rank(const Shape& shape, std::initializer_list<const Strides*> strides);
+// be.copy(src -> dst), as several copies over the leading dims when the pair has more
+// unmergeable dims than the backends walk, so any view can be copied.
+void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst);
 
 }  // namespace numr::ops

@@ -14,7 +14,7 @@ Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device d
   Tensor out = Tensor::empty(x.shape(), dtype, dev);
   if (out.numel() == 0) return out;
   if (dev == x.device()) {
-    backend_for(dev).copy(CopyCall{ref_of(x), ref_of(out)});
+    ops::copy_any_rank(backend_for(dev), ref_of(x), ref_of(out));
     return out;
   }
   // Across devices: make it contiguous on the source, move bytes through the host, then
@@ -38,16 +38,19 @@ Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device d
 }  // namespace
 
 Tensor contiguous(const Tensor& x) {
+  const OpScope scope("contiguous");
   ops::check_defined("contiguous", x);
   return x.is_contiguous() ? x : copy_into_new("contiguous", x, x.dtype(), x.device());
 }
 
 Tensor clone(const Tensor& x) {
+  const OpScope scope("clone");
   ops::check_defined("clone", x);
   return copy_into_new("clone", x, x.dtype(), x.device());
 }
 
 Tensor cast(const Tensor& x, DType dtype) {
+  const OpScope scope("cast");
   ops::check_defined("cast", x);
   ops::check_dtype_valid("cast", dtype);
   if (x.dtype() == dtype) return x;
@@ -55,6 +58,7 @@ Tensor cast(const Tensor& x, DType dtype) {
 }
 
 Tensor to_device(const Tensor& x, Device device) {
+  const OpScope scope("to_device");
   ops::check_defined("to_device", x);
   if (x.device() == device) return x;
   return copy_into_new("to_device", x, x.dtype(), device);

@@ -21,6 +21,7 @@ Tensor launch(ElementwiseCall& call, std::initializer_list<const Tensor*> ins, c
 }
 
 Tensor unary(OpId op, const Tensor& x, DType out_dtype, double scalar = 0.0) {
+  const OpScope scope(op_name(op));
   ops::check_defined(op_name(op), x);
   ops::check_dtype(op, x.dtype());
   ElementwiseCall call;
@@ -30,6 +31,7 @@ Tensor unary(OpId op, const Tensor& x, DType out_dtype, double scalar = 0.0) {
 }
 
 Tensor nary(OpId op, std::initializer_list<const Tensor*> ins, bool to_bool) {
+  const OpScope scope(op_name(op));
   ops::check_same(op_name(op), ins);
   const Tensor& first = **ins.begin();
   ops::check_dtype(op, first.dtype());
@@ -53,6 +55,7 @@ Tensor reduce_to(const Tensor& t, const Shape& shape) {
 // Both gradients of a fused gate in one pass over (grad_out, a, b).
 std::pair<Tensor, Tensor> act_mul_bwd(OpId op, const Tensor& g, const Tensor& a,
                                       const Tensor& b) {
+  const OpScope scope(op_name(op));
   ops::check_same(op_name(op), {&g, &a, &b});
   ops::check_dtype(op, a.dtype());
   Shape shape = broadcast_shapes(op_name(op), a.shape(), b.shape());
@@ -77,6 +80,7 @@ std::pair<Tensor, Tensor> act_mul_bwd(OpId op, const Tensor& g, const Tensor& a,
 }
 
 Tensor scalar_op(OpId op, const Tensor& x, double s) {
+  const OpScope scope(op_name(op));
   ops::check_defined(op_name(op), x);
   ops::check_dtype(op, x.dtype());
   ops::check_scalar_fits(op_name(op), s, x.dtype());
@@ -130,6 +134,7 @@ Tensor elu(const Tensor& x, double alpha) {
 }
 
 Tensor where_cond(const Tensor& cond, const Tensor& x, const Tensor& y) {
+  const OpScope scope("where_cond");
   ops::check_defined("where_cond", cond);
   ops::check_same("where_cond", {&x, &y});
   if (cond.dtype() != DType::Bool)
@@ -145,6 +150,7 @@ Tensor where_cond(const Tensor& cond, const Tensor& x, const Tensor& y) {
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi) {
+  const OpScope scope("clamp");
   ops::check_defined("clamp", x);
   ops::check_dtype(OpId::clamp, x.dtype());
   if (lo && hi && *lo > *hi) fail<InvalidArgument>("clamp", "lo ", *lo, " > hi ", *hi);

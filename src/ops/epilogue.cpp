@@ -164,6 +164,7 @@ EpilogueGrads gemm_grads(const Gemm& g, const Tensor& a, const Tensor& b, Tensor
 Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bias,
                               Activation act) {
   constexpr std::string_view op = "matmul_bias_activation";
+  const OpScope scope(op);
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation, a, b, {&bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
@@ -173,6 +174,7 @@ Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bi
 Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias,
                             const Tensor& residual) {
   constexpr std::string_view op = "matmul_bias_residual";
+  const OpScope scope(op);
   const Gemm g = check_gemm(op, OpId::matmul_bias_residual, a, b, {&bias, &residual});
   check_bias(op, bias, g.n);
   check_like_out(op, "residual", residual, g);
@@ -182,6 +184,7 @@ Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias
 EpilogueForward matmul_bias_activation_fwd(const Tensor& a, const Tensor& b, const Tensor& bias,
                                            Activation act) {
   constexpr std::string_view op = "matmul_bias_activation_fwd";
+  const OpScope scope(op);
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation, a, b, {&bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
@@ -192,6 +195,7 @@ EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor&
                                                const Tensor& b, const Tensor& saved,
                                                Activation act) {
   constexpr std::string_view op = "matmul_bias_activation_bwd_saved";
+  const OpScope scope(op);
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation_bwd, a, b, {&grad, &saved});
   check_activation(op, act);
   check_like_out(op, "grad", grad, g);
@@ -203,6 +207,7 @@ EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor&
 EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, const Tensor& b,
                                          const Tensor& bias, Activation act) {
   constexpr std::string_view op = "matmul_bias_activation_bwd";
+  const OpScope scope(op);
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation_bwd, a, b, {&grad, &bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
@@ -216,6 +221,7 @@ EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, co
 std::pair<Tensor, Tensor> bias_activation_bwd(const Tensor& grad, const Tensor& saved,
                                               Activation act) {
   constexpr std::string_view op = "bias_activation_bwd";
+  const OpScope scope(op);
   ops::check_same(op, {&grad, &saved});
   check_float(op, OpId::bias_activation_bwd, grad.dtype());
   check_activation(op, act);

@@ -30,21 +30,42 @@ Tensor random_tensor(OpId op, const Shape& shape, DType dtype, Device device, Ge
   return out;
 }
 
+// The step of linspace's symmetric sequence (out[i] = start + i step in the lower half,
+// end - (n-1-i) step in the upper): finite, and no multiple of it the kernels form overflows.
+double linspace_step(double start, double end, int64_t steps) {
+  // With one or two elements every value is an end, computed with a zero multiple.
+  if (steps <= 2) return 0.0;
+  const double n1 = double(steps - 1);
+  double step = (end - start) / n1;
+  if (std::isfinite(step)) return step;
+  // end - start overflowed (far apart, opposite signs); end / n1 - start / n1 does not, as
+  // n1 >= 2. The largest multiple formed, k step, is then about half the range and can
+  // round past the largest double: shorten the step by an ulp until it does not.
+  step = end / n1 - start / n1;
+  const double k = double(steps - 1 - steps / 2);
+  while (!std::isfinite(k * step)) step = std::nextafter(step, 0.0);
+  return step;
+}
+
 }  // namespace
 
 Tensor zeros(const Shape& shape, DType dtype, Device device) {
+  const OpScope scope("zeros");
   return filled(OpId::zeros, shape, 0.0, dtype, device);
 }
 
 Tensor ones(const Shape& shape, DType dtype, Device device) {
+  const OpScope scope("ones");
   return filled(OpId::ones, shape, 1.0, dtype, device);
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  const OpScope scope("full");
   return filled(OpId::full, shape, value, dtype, device);
 }
 
 Tensor arange(double start, double end, double step, DType dtype, Device device) {
+  const OpScope scope("arange");
   ops::check_dtype(OpId::arange, dtype);
   if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
     fail<InvalidArgument>("arange", "start, end and step must be finite, got ", start, ", ", end,
@@ -75,18 +96,38 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
 }
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
+  const OpScope scope("linspace");
   ops::check_dtype(OpId::linspace, dtype);
   if (steps < 0) fail<InvalidArgument>("linspace", "steps must be >= 0, got ", steps);
+  if (std::isnan(start) || std::isnan(end))
+    fail<InvalidArgument>("linspace", "start and end must not be NaN, got ", start, ", ", end);
+  // Between -inf and inf no value is defined (the limit of start + t (end - start) is not).
+  if (steps > 2 && std::isinf(start) && std::isinf(end) && start != end)
+    fail<InvalidArgument>("linspace", "no values lie between ", start, " and ", end);
   checked_numel("linspace", {steps});
   Tensor out = Tensor::empty({steps}, dtype, device);
   if (steps == 0) return out;
-  // Filled from both ends, so the first element is exactly start and the last exactly end.
-  const double step = steps == 1 ? 0.0 : (end - start) / double(steps - 1);
-  backend_for(device).sequence(SequenceCall{ref_of(out), start, step, end, steps > 1});
+  Backend& be = backend_for(device);
+  if (std::isinf(start) || std::isinf(end)) {
+    // The inner values are the limit of start + t (end - start), 0 < t < 1: the infinite
+    // end. The ends themselves are exactly start and end.
+    be.fill(FillCall{ref_of(out), std::isinf(end) ? end : start});
+    TensorRef first = ref_of(out);
+    first.shape = {1};
+    be.fill(FillCall{first, start});
+    if (steps > 1) {
+      TensorRef last = first;
+      last.offset += steps - 1;
+      be.fill(FillCall{last, end});
+    }
+    return out;
+  }
+  be.sequence(SequenceCall{ref_of(out), start, linspace_step(start, end, steps), end, steps > 1});
   return out;
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
+  const OpScope scope("eye");
   ops::check_dtype(OpId::eye, dtype);
   const int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) fail<InvalidArgument>("eye", "sizes must be >= 0, got ", n, " x ", cols);
@@ -103,17 +144,20 @@ Tensor eye(int64_t n, std::optional<int64_t> m, DType dtype, Device device) {
 }
 
 Tensor rand(const Shape& shape, DType dtype, Device device, Generator& gen) {
+  const OpScope scope("rand");
   ops::check_dtype(OpId::rand, dtype);
   return random_tensor(OpId::rand, shape, dtype, device, gen, RandomKind::Uniform, 0, 1);
 }
 
 Tensor randn(const Shape& shape, DType dtype, Device device, Generator& gen) {
+  const OpScope scope("randn");
   ops::check_dtype(OpId::randn, dtype);
   return random_tensor(OpId::randn, shape, dtype, device, gen, RandomKind::Normal, 0, 1);
 }
 
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device,
                Generator& gen) {
+  const OpScope scope("randint");
   ops::check_dtype(OpId::randint, dtype);
   if (low >= high) fail<InvalidArgument>("randint", "empty range [", low, ", ", high, ")");
   // high is exclusive: the largest drawn value is high - 1.

@@ -5,6 +5,7 @@
 namespace numr {
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  const OpScope scope("matmul");
   ops::check_same("matmul", {&a, &b});
   ops::check_dtype(OpId::matmul, a.dtype());
   // No promotion of 1-D operands: a silent vector/matrix guess hides shape bugs.

@@ -44,6 +44,7 @@ DType output_dtype(OpId op, DType in) {
 
 Tensor reduce_op(OpId op, const Tensor& x, const std::vector<int64_t>& dims_in, bool keepdim,
                  int64_t correction = 1) {
+  const OpScope scope(op_name(op));
   const std::string_view name = op_name(op);
   ops::check_defined(name, x);
   ops::check_dtype(op, x.dtype());
@@ -98,6 +99,7 @@ void check_correction(std::string_view op, int64_t correction) {
 }
 
 Tensor arg_op(OpId op, const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  const OpScope scope(op_name(op));
   ops::check_defined(op_name(op), x);
   if (dim) return reduce_op(op, x, {*dim}, keepdim);
   return reduce_op(op, x, {}, keepdim);

@@ -28,7 +28,7 @@ void check_list(OpId op, const std::vector<Tensor>& xs) {
 // Copies src into dst (a view of a fresh output) on their device.
 void copy_into(const Tensor& src, const Tensor& dst) {
   if (dst.numel() == 0) return;
-  backend_for(dst.device()).copy(CopyCall{ref_of(src), ref_of(dst)});
+  ops::copy_any_rank(backend_for(dst.device()), ref_of(src), ref_of(dst));
 }
 
 // The pieces of x along dim d of at most `size` elements each; the last may be smaller.
@@ -47,6 +47,7 @@ std::vector<Tensor> split_views(const Tensor& x, int64_t size, int64_t d) {
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
+  const OpScope scope("cat");
   check_list(OpId::cat, xs);
   const Tensor& first = xs[0];
   if (first.dim() == 0) fail<InvalidDimension>("cat", "cannot concatenate 0-d tensors");
@@ -78,6 +79,7 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
+  const OpScope scope("stack");
   check_list(OpId::stack, xs);
   const Shape& shape = xs[0].shape();
   for (size_t i = 1; i < xs.size(); ++i)
@@ -92,6 +94,7 @@ Tensor stack(const std::vector<Tensor>& xs, int64_t dim) {
 }
 
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
+  const OpScope scope("split");
   ops::check_defined("split", x);
   ops::check_dtype(OpId::split, x.dtype());
   const int64_t d = wrap_dim("split", dim, x.dim());
@@ -101,6 +104,7 @@ std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim) {
 
 // Pieces of ceil(n / chunks) elements, as in PyTorch: there may be fewer than `chunks`.
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
+  const OpScope scope("chunk");
   ops::check_defined("chunk", x);
   ops::check_dtype(OpId::chunk, x.dtype());
   const int64_t d = wrap_dim("chunk", dim, x.dim());
@@ -112,6 +116,7 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
 }
 
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
+  const OpScope scope("repeat");
   ops::check_defined("repeat", x);
   ops::check_dtype(OpId::repeat, x.dtype());
   const size_t r = repeats.size();
@@ -150,6 +155,7 @@ Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
 }
 
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value) {
+  const OpScope scope("pad");
   ops::check_defined("pad", x);
   ops::check_dtype(OpId::pad, x.dtype());
   if (pads.size() % 2 != 0)

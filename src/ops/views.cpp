@@ -101,6 +101,7 @@ Tensor view(const Tensor& x, const Shape& shape) {
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
+  const OpScope scope("reshape");
   ops::check_defined("reshape", x);
   const Shape s = infer_shape("reshape", x, shape);
   Strides st;
@@ -196,6 +197,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
 }
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
+  const OpScope scope("flatten");
   ops::check_defined("flatten", x);
   if (x.dim() == 0) return reshape(x, {1});
   const int64_t a = wrap_dim("flatten", start_dim, x.dim()), b = wrap_dim("flatten", end_dim, x.dim());

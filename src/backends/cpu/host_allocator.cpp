@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdlib>
 
+#include "core/op_scope.h"
 #include "numr/error.h"
 
 namespace numr::cpu {
@@ -40,7 +41,8 @@ void* HostAllocator::map_block(size_t bytes) {
 void* HostAllocator::allocate(size_t nbytes) {
   if (nbytes < kLargeBlock) {
     void* p = std::aligned_alloc(64, (std::max<size_t>(nbytes, 1) + 63) / 64 * 64);
-    if (!p) fail<OutOfMemory>("allocate", "cannot allocate ", nbytes, " bytes on the CPU");
+    if (!p)
+      fail<OutOfMemory>(current_op("allocate"), "cannot allocate ", nbytes, " bytes on the CPU");
     return p;
   }
   const size_t bytes = size_class(nbytes);
@@ -60,7 +62,8 @@ void* HostAllocator::allocate(size_t nbytes) {
     release_cached();
     p = map_block(bytes);
   }
-  if (!p) fail<OutOfMemory>("allocate", "cannot allocate ", nbytes, " bytes on the CPU");
+  if (!p)
+    fail<OutOfMemory>(current_op("allocate"), "cannot allocate ", nbytes, " bytes on the CPU");
   std::lock_guard<std::mutex> lock(mu_);
   live_.emplace(p, bytes);
   return p;

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/driver.h"
+#include "core/op_scope.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -21,8 +22,8 @@ void* CachingAllocator::allocate(size_t nbytes) {
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t free_bytes = 0, total_bytes = 0;
     if (d.mem_get_info(&free_bytes, &total_bytes) != CUDA_SUCCESS) free_bytes = total_bytes = 0;
-    fail<OutOfMemory>("cuda", "cuMemAllocAsync: out of memory allocating ", nbytes, " bytes on ",
-                      dev_.device().str(), " (", free_bytes, " of ", total_bytes,
+    fail<OutOfMemory>(current_op("cuda"), "cuMemAllocAsync: out of memory allocating ", nbytes,
+                      " bytes on ", dev_.device().str(), " (", free_bytes, " of ", total_bytes,
                       " bytes of the device free)");
   }
   check(r, "cuMemAllocAsync");

@@ -8,6 +8,7 @@
 #include "backends/cuda/cublaslt.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/module.h"
+#include "core/op_scope.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -49,7 +50,7 @@ int attribute(const Driver& d, CUdevice dev, CUdevice_attribute a, const char* w
 CudaDevice::CudaDevice(int index) : index_(index) {
   const Driver& d = driver();
   if (index < 0 || index >= d.device_count)
-    fail<BackendUnavailable>("cuda", "no CUDA device ", index, ": this machine has ",
+    fail<BackendUnavailable>(current_op("cuda"), "no CUDA device ", index, ": this machine has ",
                              d.device_count);
   check(d.device_get(&device_, index), "cuDeviceGet");
   // The primary context is the one the CUDA runtime (and so cuBLASLt) uses on this device;
@@ -80,7 +81,7 @@ CudaDevice::CudaDevice(int index) : index_(index) {
   std::tie(props_.ptx_isa_major, props_.ptx_isa_minor) = ptx_isa_for_driver(d.version);
 
   if (!attribute(d, device_, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "memory pools"))
-    fail<BackendUnavailable>("cuda", "device ", index, " (", props_.name,
+    fail<BackendUnavailable>(current_op("cuda"), "device ", index, " (", props_.name,
                              ") does not support stream-ordered allocation (cuMemAllocAsync)");
 
   // Non-blocking: numr's work never waits on, nor holds up, other libraries' work on the
@@ -129,7 +130,7 @@ CudaDevice& cuda_device(int index) {
   static auto* devices = new std::vector<CudaDevice*>();
   const Driver& d = driver();
   if (index < 0 || index >= d.device_count)
-    fail<BackendUnavailable>("cuda", "no CUDA device ", index, ": this machine has ",
+    fail<BackendUnavailable>(current_op("cuda"), "no CUDA device ", index, ": this machine has ",
                              d.device_count);
   std::lock_guard lock(mu);
   if (devices->size() < size_t(d.device_count)) devices->resize(size_t(d.device_count), nullptr);

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/allocator.h"
 #include "backends/cuda/context.h"
+#include "core/op_scope.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -115,7 +116,8 @@ std::string status_text(cublasStatus_t s) {
 
 void check(cublasStatus_t s, std::string_view call) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
-  if (s == CUBLAS_STATUS_ALLOC_FAILED) fail<OutOfMemory>("cuda", call, ": ", status_text(s));
+  if (s == CUBLAS_STATUS_ALLOC_FAILED)
+    fail<OutOfMemory>(current_op("cuda"), call, ": ", status_text(s));
   fail<BackendError>("cuda", call, ": ", status_text(s));
 }
 

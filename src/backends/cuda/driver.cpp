@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <mutex>
 
+#include "core/op_scope.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -173,7 +174,11 @@ const Driver* try_driver(std::string* reason) {
 const Driver& driver() {
   std::string reason;
   if (const Driver* d = try_driver(&reason)) return *d;
-  throw BackendUnavailable(reason);
+  // The cached reason is "[cuda] ..."; the error names the op that needed the device.
+  constexpr std::string_view cached = "[cuda] ";
+  std::string_view body = reason;
+  if (body.substr(0, cached.size()) == cached) body.remove_prefix(cached.size());
+  throw BackendUnavailable(detail::message(current_op("cuda"), body));
 }
 
 std::string error_text(const Driver& d, CUresult r) {
@@ -195,7 +200,8 @@ std::string error_text(CUresult r) {
 }
 
 void throw_error(CUresult r, std::string_view call) {
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) fail<OutOfMemory>("cuda", call, ": ", error_text(r));
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    fail<OutOfMemory>(current_op("cuda"), call, ": ", error_text(r));
   fail<BackendError>("cuda", call, ": ", error_text(r));
 }
 

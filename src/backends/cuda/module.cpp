@@ -7,6 +7,7 @@
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/driver.h"
+#include "core/op_scope.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -66,7 +67,7 @@ Module::Module(CudaDevice& dev, const std::string& ptx, std::string_view label) 
   if (!info_log_.empty()) os << "\nJIT info log:\n" << info_log_;
   if (const std::string lines = quoted_lines(errors, ptx); !lines.empty())
     os << "\nPTX lines named in the log:" << lines;
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) fail<OutOfMemory>("cuda", os.str());
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) fail<OutOfMemory>(current_op("cuda"), os.str());
   fail<BackendError>("cuda", os.str());
 }
 
