@@ -506,7 +506,7 @@ TEST(OutForms, ErrorsWriteNothing) {
   expect_error<InvalidArgument>([&] { add(a, b, expanded); }, "add", "overlapping elements");
   EXPECT_EQ(host(row), Values(3, 42));
   Tensor mm = make(Values(6, 42), {2, 3}, DType::F32);
-  expect_error<ShapeMismatch>([&] { matmul(a, make(count_from(0, 6), {3, 2}), mm); }, "matmul");
+  expect_error<ShapeMismatch>([&] { matmul(a, make(count_from(0, 6), {3, 2}, DType::F32), mm); }, "matmul");
   expect_error<ShapeMismatch>([&] { matmul(a, a, mm); }, "matmul", "inner dims");
   check(mm);
   for (Device dev : devices()) {

@@ -100,6 +100,19 @@ TEST(InPlaceAutograd, WritesBeforeRecordingOrElsewhereAreFine) {
   EXPECT_EQ(backward(sum(x * x))[x].to_vector<double>(), (std::vector<double>{2, 2, 2}));
 }
 
+TEST(InPlaceAutograd, GradientsMayShareMemory) {
+  // sum's gradient is a broadcast of one element and add passes it on to both inputs:
+  // writing into one gradient in place is refused; a clone can be written.
+  const Var a(vec({1, 2, 3}), true), b(vec({4, 5, 6}), true);
+  const Gradients g = backward(sum(a + b));
+  Tensor ga = g[a];
+  EXPECT_THROW(ga.mul_(0.5), InvalidArgument);
+  Tensor own = ga.clone();
+  own.mul_(0.5);
+  EXPECT_EQ(own.to_vector<double>(), (std::vector<double>{0.5, 0.5, 0.5}));
+  EXPECT_EQ(g[b].to_vector<double>(), (std::vector<double>{1, 1, 1}));
+}
+
 TEST(InPlaceAutograd, TrainingLoopWithAdamWAndInPlaceBuffers) {
   // A two-layer model; the batch is refilled in place every step and the weights are
   // clipped in place after each optimizer step, between graphs.
