@@ -55,7 +55,8 @@ void matmul_into(const Tensor& a, const Tensor& b, const Tensor& out) {
 }  // namespace ops
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  Tensor out = Tensor::empty(ops::matmul_shape(a, b), a.dtype(), a.device());
+  const Shape shape = ops::matmul_shape(a, b);  // checks a and b before they are used
+  Tensor out = Tensor::empty(shape, a.dtype(), a.device());
   ops::matmul_into(a, b, out);
   return out;
 }
