@@ -117,8 +117,11 @@ TEST(InPlace, BinaryErrorsLeaveSelfUnchanged) {
   Tensor self = make(a, {3}, DType::F32);
   const uint64_t v0 = self.storage()->version();
   // other would make self grow: refused, not broadcast.
-  expect_error<ShapeMismatch>([&] { self.add_(make(count_from(0, 6), {2, 3}, DType::F32)); },
-                              "add_", "does not broadcast");
+  expect_error<ShapeMismatch>(
+      [&] {
+        self.add_(make(count_from(0, 6), {2, 3}, DType::F32));
+      },
+      "add_", "does not broadcast");
   expect_error<BroadcastError>([&] { self.sub_(make({1, 2}, {2}, DType::F32)); }, "sub_");
   expect_error<DTypeMismatch>([&] { self.mul_(make(a, {3}, DType::F64)); }, "mul_");
   Tensor ints = make(a, {3}, DType::I32);
@@ -307,12 +310,21 @@ TEST(InPlace, MaskedFill) {
       EXPECT_EQ(host(y), (Values{0, 0, 0, 1, 1, 1})) << where(t, dev);
     }
   Tensor x = make(count_from(1, 3), {3}, DType::I32);
-  expect_error<DTypeMismatch>([&] { x.masked_fill_(make({1, 0, 1}, {3}, DType::U8), 0); },
-                              "masked_fill_");
+  expect_error<DTypeMismatch>(
+      [&] {
+        x.masked_fill_(make({1, 0, 1}, {3}, DType::U8), 0);
+      },
+      "masked_fill_");
   expect_error<ShapeMismatch>(
-      [&] { x.masked_fill_(make(Values(6, 1), {2, 3}, DType::Bool), 0); }, "masked_fill_");
+      [&] {
+        x.masked_fill_(make(Values(6, 1), {2, 3}, DType::Bool), 0);
+      },
+      "masked_fill_");
   expect_error<InvalidArgument>(
-      [&] { x.masked_fill_(make({1, 0, 1}, {3}, DType::Bool), 0.5); }, "masked_fill_");
+      [&] {
+        x.masked_fill_(make({1, 0, 1}, {3}, DType::Bool), 0.5);
+      },
+      "masked_fill_");
   EXPECT_EQ(host(x), (Values{1, 2, 3}));
   EXPECT_EQ(x.storage()->version(), 0u);
 }
@@ -506,7 +518,11 @@ TEST(OutForms, ErrorsWriteNothing) {
   expect_error<InvalidArgument>([&] { add(a, b, expanded); }, "add", "overlapping elements");
   EXPECT_EQ(host(row), Values(3, 42));
   Tensor mm = make(Values(6, 42), {2, 3}, DType::F32);
-  expect_error<ShapeMismatch>([&] { matmul(a, make(count_from(0, 6), {3, 2}, DType::F32), mm); }, "matmul");
+  expect_error<ShapeMismatch>(
+      [&] {
+        matmul(a, make(count_from(0, 6), {3, 2}, DType::F32), mm);
+      },
+      "matmul");
   expect_error<ShapeMismatch>([&] { matmul(a, a, mm); }, "matmul", "inner dims");
   check(mm);
   for (Device dev : devices()) {

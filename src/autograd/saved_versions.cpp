@@ -31,8 +31,8 @@ void Node::check_versions() const {
     const std::shared_ptr<Storage> s = saved.storage.lock();
     if (s && s->version() != saved.version)
       fail<InvalidArgument>("backward", "a tensor saved by ", name_,
-                            " was modified in place after it was saved (version ",
-                            s->version(), ", expected ", saved.version,
+                            " was modified in place after it was saved (version ", s->version(),
+                            ", expected ", saved.version,
                             "); compute the new value out of place, or record the graph again "
                             "after the write");
   }

@@ -1,7 +1,8 @@
 // Front end of matmul: a [.., M, K] @ b [.., K, N] -> [.., M, N], batch dims broadcast.
+#include "ops/matmul.h"
+
 #include "numr/ops.h"
 #include "ops/common.h"
-#include "ops/matmul.h"
 
 namespace numr {
 namespace ops {

@@ -86,8 +86,7 @@ Tensor& div(const Tensor& a, const Tensor& b, Tensor& out) {
 Tensor& matmul(const Tensor& a, const Tensor& b, Tensor& out) {
   const Shape shape = ops::matmul_shape(a, b);
   check_out("matmul", out, shape, a.dtype(), a.device());
-  return write_out(out, {&a, &b},
-                   [&](const Tensor& target) { ops::matmul_into(a, b, target); });
+  return write_out(out, {&a, &b}, [&](const Tensor& target) { ops::matmul_into(a, b, target); });
 }
 
 }  // namespace numr

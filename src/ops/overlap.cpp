@@ -40,9 +40,9 @@ bool has_internal_overlap(const Tensor& t) {
 
 void check_writable(std::string_view op, const Tensor& t, std::string_view what) {
   if (has_internal_overlap(t))
-    fail<InvalidArgument>(op, "cannot write into ", what, ", a view with overlapping elements "
-                              "(shape ", shape_str(t.shape()), ", strides ",
-                          shape_str(t.strides()), "); write into a contiguous copy instead");
+    fail<InvalidArgument>(op, "cannot write into ", what, ", a view with overlapping elements",
+                          " (shape ", shape_str(t.shape()), ", strides ", shape_str(t.strides()),
+                          "); write into a contiguous copy instead");
 }
 
 bool may_overlap(const Tensor& a, const Tensor& b) {
