@@ -93,6 +93,18 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 // 1-D operands are not promoted: both must have at least 2 dims.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+// ---- out= forms: the result written into a preallocated tensor ----
+// out must have exactly the result's shape, dtype and device (else ShapeMismatch,
+// DTypeMismatch or DeviceMismatch naming the op, and nothing is written; numr never
+// resizes or converts into out). out may be a view (not one with overlapping elements,
+// InvalidArgument) and may share memory with a or b: the result is as if a and b had been
+// read completely first. Returns out; bumps its storage's version (see Storage::version).
+Tensor& add(const Tensor& a, const Tensor& b, Tensor& out);
+Tensor& sub(const Tensor& a, const Tensor& b, Tensor& out);
+Tensor& mul(const Tensor& a, const Tensor& b, Tensor& out);
+Tensor& div(const Tensor& a, const Tensor& b, Tensor& out);
+Tensor& matmul(const Tensor& a, const Tensor& b, Tensor& out);
+
 // ---- GEMM epilogues ----
 // The activation a fused epilogue applies. Gelu is the tanh approximation.
 enum class Activation : uint8_t { None, Relu, Gelu, Silu, Sigmoid, Tanh };

@@ -2,8 +2,10 @@
 // allocate new contiguous outputs.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -30,10 +32,16 @@ class Storage {
   void* handle() const { return handle_; }  // CPU/CUDA: a pointer; WebGPU: a buffer
   size_t nbytes() const { return nbytes_; }
 
+  // Counts the in-place writes into this storage (through any view), so that autograd
+  // can tell when a tensor it saved for backward has changed since.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
  private:
   Backend* backend_;
   void* handle_ = nullptr;
   size_t nbytes_;
+  std::atomic<uint64_t> version_{0};
 };
 
 class Tensor {
@@ -120,6 +128,35 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor flip(const std::vector<int64_t>& dims) const;
+
+  // ---- In-place writes (src/ops/inplace.cpp) ----
+  // Each writes into this tensor's elements, which may be a view (narrow, transpose, flip,
+  // ...): the write lands in the shared storage. The result is as if every input had been
+  // read completely before the first write, even when an input overlaps this tensor. A
+  // view with overlapping elements (broadcast_to, stride 0) cannot be written into
+  // (InvalidArgument). `other` broadcasts to this tensor's shape and must have its dtype
+  // and device. Each call bumps the storage's version (see Storage::version). These are
+  // Tensor operations only: autograd does not record them (docs/semantics.md, "In-place
+  // ops and aliasing").
+  Tensor& add_(const Tensor& other);
+  Tensor& sub_(const Tensor& other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& add_(double s);
+  Tensor& sub_(double s);
+  Tensor& mul_(double s);
+  Tensor& div_(double s);
+  Tensor& neg_();
+  Tensor& clamp_(std::optional<double> lo, std::optional<double> hi);
+  // src broadcast to this shape, converted to this dtype (as cast does) and moved to this
+  // device: copy_ is the explicit conversion, so unlike the arithmetic ops it converts.
+  Tensor& copy_(const Tensor& src);
+  // value must be representable in the dtype (as for full).
+  Tensor& fill_(double value);
+  Tensor& zero_();
+  // Sets the elements where mask (Bool, broadcast to this shape) is true to value.
+  Tensor& masked_fill_(const Tensor& mask, double value);
+  // ---- end of in-place writes ----
 
   std::string to_string() const;  // shape, dtype, device and (up to 64) values
 

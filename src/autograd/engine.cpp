@@ -92,6 +92,7 @@ std::unordered_map<uint64_t, Var> run_backward(const std::vector<std::pair<Var, 
     }
     const Var g = found->second;
     grads.erase(found);
+    node->check_versions();
     const std::vector<Var> in_grads = node->apply(g);
     if (in_grads.size() != node->inputs().size())
       fail<BackendError>(node->name(), "gradient rule returned ", in_grads.size(),

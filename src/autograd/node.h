@@ -50,13 +50,24 @@ class Node {
 
   std::vector<Var> apply(const Var& grad) const { return rule_(grad, *this); }
 
+  // Saved-tensor checks (saved_versions.cpp): the rule may read its inputs' values and its
+  // output's, so their storages' versions are taken when the node is recorded; backward
+  // throws InvalidArgument if one was written in place since, rather than use new values.
+  void save_versions(const Tensor& output);
+  void check_versions() const;
+
  private:
   friend class Var;
+  struct SavedVersion {
+    std::weak_ptr<Storage> storage;  // weak: the graph never owns its outputs' memory
+    uint64_t version = 0;
+  };
   std::string_view name_;
   std::vector<Var> inputs_;
   Rule rule_;
   std::weak_ptr<Var::Impl> output_;
   uint64_t output_id_ = 0;
+  std::vector<SavedVersion> saved_versions_;
 };
 
 namespace autograd {

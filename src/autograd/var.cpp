@@ -117,8 +117,9 @@ Var record(std::string_view name, Tensor value, std::vector<Var> inputs, Node::R
       if (v.requires_grad()) tl_reads->push_back(v.id());
   }
   if (!needs || !is_floating(value.dtype())) return Var(std::move(value), false);
-  return Var::from_node(std::move(value),
-                        std::make_shared<Node>(name, std::move(inputs), std::move(rule)));
+  auto node = std::make_shared<Node>(name, std::move(inputs), std::move(rule));
+  node->save_versions(value);
+  return Var::from_node(std::move(value), std::move(node));
 }
 
 }  // namespace autograd

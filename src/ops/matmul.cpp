@@ -1,11 +1,13 @@
 // Front end of matmul: a [.., M, K] @ b [.., K, N] -> [.., M, N], batch dims broadcast.
+#include "ops/matmul.h"
+
 #include "numr/ops.h"
 #include "ops/common.h"
 
 namespace numr {
+namespace ops {
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
-  const OpScope scope("matmul");
+Shape matmul_shape(const Tensor& a, const Tensor& b) {
   ops::check_same("matmul", {&a, &b});
   ops::check_dtype(OpId::matmul, a.dtype());
   // No promotion of 1-D operands: a silent vector/matrix guess hides shape bugs.
@@ -25,15 +27,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape out_shape = batch;
   out_shape.push_back(m);
   out_shape.push_back(n);
-  Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
-  if (out.numel() == 0) return out;
+  return out_shape;
+}
 
+void matmul_into(const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (out.numel() == 0) return;
+  const int64_t m = a.shape()[size_t(a.dim() - 2)], k = a.shape().back();
+  const int64_t n = b.shape().back();
   Backend& be = backend_for(a.device());
   if (k == 0) {  // an empty sum: every element is 0
     be.fill(FillCall{ref_of(out), 0.0});
-    return out;
+    return;
   }
 
+  const Shape batch(out.shape().begin(), out.shape().end() - 2);
   Shape a_full = batch, b_full = batch;
   a_full.push_back(m);
   a_full.push_back(k);
@@ -44,6 +51,15 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   call.b = ops::broadcast_ref(b, b_full);
   call.out = ref_of(out);
   be.matmul(call);
+}
+
+}  // namespace ops
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  const OpScope scope("matmul");
+  const Shape shape = ops::matmul_shape(a, b);  // checks a and b before they are used
+  Tensor out = Tensor::empty(shape, a.dtype(), a.device());
+  ops::matmul_into(a, b, out);
   return out;
 }
 
