@@ -23,15 +23,17 @@ void expect_matmul_error(F&& f) {
 
 Tensor t(const Shape& s, DType d = DType::F32) { return Tensor::empty(s, d); }
 
-TEST(ErrorsMatmul, OneDimensionalOperand) {
-  expect_matmul_error<InvalidArgument>([] { matmul(t({3}), t({3, 2})); });
-  expect_matmul_error<InvalidArgument>([] { matmul(t({2, 3}), t({3})); });
+TEST(ErrorsMatmul, ZeroDimensionalOperand) {
+  expect_matmul_error<InvalidArgument>([] { matmul(t({}), t({3})); });
+  expect_matmul_error<InvalidArgument>([] { matmul(t({2, 3}), t({})); });
   expect_matmul_error<InvalidArgument>([] { matmul(t({}), t({1, 1})); });
 }
 
 TEST(ErrorsMatmul, InnerDimMismatch) {
   expect_matmul_error<ShapeMismatch>([] { matmul(t({2, 3}), t({4, 5})); });
   expect_matmul_error<ShapeMismatch>([] { matmul(t({2, 2, 3}), t({2, 2, 5})); });
+  expect_matmul_error<ShapeMismatch>([] { matmul(t({3}), t({4})); });
+  expect_matmul_error<ShapeMismatch>([] { matmul(t({2, 3}), t({4})); });
 }
 
 TEST(ErrorsMatmul, BatchDimsDoNotBroadcast) {

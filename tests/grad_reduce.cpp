@@ -209,7 +209,7 @@ TEST(GradScan, Cumsum) {
 }
 
 TEST(GradScan, Cumprod) {
-  // No zeros: the rule divides by x.
+  // Inputs with zeros are in grad_cumprod_zeros.cpp.
   check_axis(
       OpId::cumprod, [](const Var& x, int64_t d) { return cumprod(x, d); }, false, 0.5, 1.5);
   check_gradients(OpId::cumprod, "mixed signs",

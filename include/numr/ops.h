@@ -90,7 +90,8 @@ Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 
 // ---- matmul: a [.., M, K] @ b [.., K, N] -> [.., M, N]; batch dims broadcast ----
-// 1-D operands are not promoted: both must have at least 2 dims.
+// A 1-D operand is promoted as in NumPy and the added dim dropped: [K] @ [K] -> [],
+// [.., M, K] @ [K] -> [.., M], [K] @ [.., K, N] -> [.., N]. 0-d operands are errors.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 // ---- out= forms: the result written into a preallocated tensor ----

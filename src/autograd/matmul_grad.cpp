@@ -10,14 +10,25 @@ using autograd::sum_to;
 
 Var matmul(const Var& a, const Var& b) {
   const OpScope scope("matmul");
-  // d_a = g @ b^T, d_b = a^T @ g, with ^T swapping the last two dims.
-  return record(
-      "matmul", matmul(a.tensor(), b.tensor()), {a, b},
-      [](const Var& g, const Node& n) -> std::vector<Var> {
-        const Var &x = n.input(0), &y = n.input(1);
-        return {x.requires_grad() ? sum_to(matmul(g, transpose(y, -1, -2)), x.shape()) : Var(),
-                y.requires_grad() ? sum_to(matmul(transpose(x, -1, -2), g), y.shape()) : Var()};
-      });
+  // d_a = g @ b^T, d_b = a^T @ g, with ^T swapping the last two dims. A 1-D operand is
+  // promoted as the forward does (a [K] -> [1, K], b [K] -> [K, 1]) and g gets the dims
+  // the forward dropped, so the rule only multiplies operands of 2 or more dims.
+  return record("matmul", matmul(a.tensor(), b.tensor()), {a, b},
+                [](const Var& g, const Node& n) -> std::vector<Var> {
+                  const Var &x = n.input(0), &y = n.input(1);
+                  const bool x_vec = x.dim() == 1, y_vec = y.dim() == 1;
+                  const Var x2 = x_vec ? unsqueeze(x, 0) : x;
+                  const Var y2 = y_vec ? unsqueeze(y, -1) : y;
+                  Var g2 = y_vec ? unsqueeze(g, -1) : g;
+                  if (x_vec) g2 = unsqueeze(g2, -2);
+                  Var dx, dy;
+                  if (x.requires_grad()) dx = sum_to(matmul(g2, transpose(y2, -1, -2)), x.shape());
+                  if (y.requires_grad()) {
+                    const Var d = matmul(transpose(x2, -1, -2), g2);  // [.., K, N]
+                    dy = sum_to(y_vec ? squeeze(d, -1) : d, y.shape());
+                  }
+                  return {dx, dy};
+                });
 }
 
 }  // namespace numr

@@ -65,6 +65,37 @@ Var reverse_cumsum(const Var& g, int64_t dim) {
   return flip(cumsum(flip(g, {dim}), dim), {dim});
 }
 
+// v moved by s towards the start along dim d (normalised): element k is v_{k+s}, and the
+// last s elements are fill.
+Var shift_down(const Var& v, int64_t d, int64_t s, double fill) {
+  const int64_t n = v.shape()[size_t(d)];
+  std::vector<int64_t> pads(size_t(2 * (v.dim() - d)), 0);
+  pads[size_t(2 * (v.dim() - 1 - d) + 1)] = s;
+  return pad(narrow(v, d, s, n - s), pads, fill);
+}
+
+// The gradient of cumprod, without dividing by x, so it is exact where x has zeros:
+//   dL/dx_k = P_k S_k,  P_k = prod_{i<k} x_i,  S_k = sum_{j>=k} g_j prod_{k<i<=j} x_i.
+// S solves S_k = g_k + x_{k+1} S_{k+1}; the recurrence is unrolled by doubling: with
+// S_k = a_k + c_k S_{k+s}, substituting S_{k+s} doubles s. log2(n) steps of Var ops, so
+// the rule is differentiable again.
+Var cumprod_grad(const Var& x, const Var& g, int64_t dim) {
+  if (x.dim() == 0) return g;
+  const int64_t d = wrap_dim("cumprod", dim, x.dim());
+  const int64_t n = x.shape()[size_t(d)];
+  if (n <= 1) return g;
+  std::vector<int64_t> first(size_t(2 * (x.dim() - d)), 0);
+  first[size_t(2 * (x.dim() - 1 - d))] = 1;
+  const Var before = cumprod(pad(narrow(x, d, 0, n - 1), first, 1.0), d);
+  Var a = g;
+  Var c = shift_down(x, d, 1, 0.0);
+  for (int64_t s = 1; s < n; s *= 2) {
+    a = a + c * shift_down(a, d, s, 0.0);
+    if (2 * s < n) c = c * shift_down(c, d, s, 0.0);
+  }
+  return before * a;
+}
+
 }  // namespace
 
 // ---- reductions ----
@@ -101,7 +132,7 @@ Var prod(const Var& x, const std::vector<int64_t>& dims, bool keepdim) {
   const OpScope scope("prod");
   // d prod / d x_i is the product of the other elements of x_i's group. The reduced dims
   // are moved last and flattened into one, so each group is a row. The second derivative
-  // goes through cumprod's rule, which needs the elements to be nonzero.
+  // goes through cumprod's rule.
   return record("prod", prod(x.tensor(), dims, keepdim), {x},
                 [dims](const Var& g, const Node& n) -> Grads {
                   const Var& in = n.input(0);
@@ -199,11 +230,9 @@ Var cumsum(const Var& x, int64_t dim) {
 
 Var cumprod(const Var& x, int64_t dim) {
   const OpScope scope("cumprod");
-  // d/dx_j of sum_i g_i y_i is sum_{i >= j} g_i y_i / x_j (needs x_j != 0).
-  return record("cumprod", cumprod(x.tensor(), dim), {x},
-                [dim](const Var& g, const Node& n) -> Grads {
-                  return {reverse_cumsum(g * n.output(), dim) / n.input(0)};
-                });
+  return record(
+      "cumprod", cumprod(x.tensor(), dim), {x},
+      [dim](const Var& g, const Node& n) -> Grads { return {cumprod_grad(n.input(0), g, dim)}; });
 }
 
 // ---- softmax ----

@@ -14,12 +14,11 @@ namespace {
 thread_local bool tl_in_pool = false;
 
 // How long a thread polls for the next job, or for a job's end, before it blocks on a
-// condition variable. Waking a blocked thread costs a system call and a reschedule (tens
-// of microseconds, which small ops back to back would pay every call: a 256^3 f32 matmul
-// took twice as long), and where the core it sleeps on has gone idle, waking that core:
-// on a virtual machine that took 2-6 ms, so that ops called a few ms apart ran on the
-// calling thread alone. 10 ms is about as long as OpenMP's runtime (libgomp) polls by
-// default. NUMR_SPIN_US sets it (0: block at once, for cores shared with other busy
+// condition variable. Waking a blocked thread costs a system call and a reschedule, which
+// small ops back to back would pay every call, and where the core it sleeps on has gone
+// idle, waking that core, which on a virtual machine can outlast the op, so that it runs
+// on the calling thread alone. The default is about as long as OpenMP's runtime (libgomp)
+// polls. NUMR_SPIN_US sets it (0: block at once, for cores shared with other busy
 // processes).
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds t = [] {

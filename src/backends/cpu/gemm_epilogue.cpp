@@ -2,8 +2,8 @@
 // cache, never in a second pass over the whole output:
 // - F32, and BF16 on CPUs with AVX512-BF16, with GELU, SiLU, sigmoid or tanh: numr's own
 //   GEMM (kernels/own_gemm.cpp), whose epilogue runs on the accumulators; oneDNN's eltwise
-//   post-op costs these about twice numr's activation. oneDNN's main loop is 1-2% faster,
-//   so it keeps the cheap activations.
+//   post-op costs these more than numr's activation. oneDNN's main loop is a little
+//   faster, so it keeps the cheap activations.
 // - F32 and BF16 products large enough for oneDNN (see matmul.cpp) run oneDNN's matmul
 //   primitive with the bias, an eltwise post-op for the activation and a binary-add
 //   post-op for the residual, all applied to the accumulators in registers.

@@ -14,7 +14,7 @@
 
 namespace numr::cpu {
 
-// Below this many multiply-adds oneDNN's per-call cost (about 2 us) loses to the BLAS.
+// Below this many multiply-adds oneDNN's fixed per-call cost loses to the BLAS.
 inline constexpr double kOnednnMinMacs = 65536.0;
 // The least work worth a task of its own on numr's thread pool.
 inline constexpr double kMinMacsPerTask = 256.0 * 1024.0;

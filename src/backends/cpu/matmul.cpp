@@ -165,8 +165,7 @@ void gemm(DType ct, const Mat& a, const Mat& b, int64_t m, int64_t n, int64_t k,
 }
 
 // Products below kOnednnMinMacs multiply-adds (all batch items together) go to the BLAS:
-// oneDNN's fixed cost per call (~2 us here) loses to OpenBLAS up to about 40x40x40, and
-// wins from 64x64x64 on.
+// there oneDNN's fixed cost per call outweighs its faster kernels.
 bool use_onednn(DType dt, int64_t n_batch, int64_t m, int64_t n, int64_t k) {
   if (dt == DType::F64) return false;  // oneDNN has no f64 matmul
   return double(n_batch) * double(m) * double(n) * double(k) >= kOnednnMinMacs;

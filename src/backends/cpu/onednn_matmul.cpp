@@ -282,8 +282,8 @@ bool onednn_matmul(const MatmulCall& call) {
     return true;
   };
 
-  // oneDNN's own threads (an OpenMP team) spin-wait at barriers; next to other spinning
-  // pools (OpenBLAS's, another process's) a 0.1 ms product then took 10-15 ms here. So
+  // oneDNN's own threads (an OpenMP team) spin-wait at barriers, and next to other
+  // spinning pools (OpenBLAS's, another process's) a short product waits on them. So
   // oneDNN runs single-threaded and numr's pool, whose idle threads sleep, splits the
   // product: over the inner batch when it has enough items, else over the longer of out's
   // rows and columns (each block then packs its own share of the other operand, except

@@ -2,9 +2,8 @@
 // kernel reads. Given B in a plain (row- or column-major) layout, oneDNN's brgemm kernels
 // copy it into a blocked layout inside every call, so a product that numr's pool splits
 // into row blocks repacks the whole of B once per block. Packed once, every block reads it
-// as it is. For a 4096 x 1024 x 4096 BF16 product (B of 8 MiB) that took 5-6% off the
-// matmul on two threads; with B of 2 MiB (1024^3 BF16) the reorder, which runs on one
-// thread while the others wait, cost more than it saved (8% slower), hence kMinBytes.
+// as it is. The reorder runs on one thread while the others wait, so for a small B it
+// costs more than it saves: hence kMinBytes.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>

@@ -1,7 +1,7 @@
 // run_bias_activation_bwd: grad_pre and the bias gradient in one pass over [rows, N].
 // Column tiles of 32 lanes x vec columns run down slices of the rows; the rows are split
-// so that the grid has many blocks (it then ran at memory speed on an H200, where fewer,
-// longer-running blocks did not), and a second kernel adds each column's per-split sums
+// so that the grid has many blocks (fewer, longer-running blocks fall short of memory
+// speed), and a second kernel adds each column's per-split sums
 // in a fixed order (deterministic: no float atomics).
 #include <algorithm>
 #include <cstdint>

@@ -7,9 +7,8 @@
 //  - with a 16-bit D and a 16-bit bias, its epilogues add the bias (and C) to a @ b
 //    already rounded to 16 bits: on an H200, results near -bias kept only the rounding
 //    error of a @ b (exact zeros), with every reduction scheme. With the bias in f32
-//    (BIAS_DATA_TYPE) the results were rounded once, but the kernels were slower than the
-//    staged path below (8192x4096x4096 BF16: BIAS 0.408 ms, GELU_BIAS 0.461 ms; staged
-//    0.406 and 0.457 ms; plain matmul 0.335 ms); so F16/BF16 never use them;
+//    (BIAS_DATA_TYPE) the results were rounded once, but the kernels were no faster than
+//    the staged path below; so F16/BF16 never use them;
 //  - its GELU is evaluated in f32 and is less accurate than numr's formula (1e-10 relative
 //    in F64, several ulps in F32);
 //  - its Relu aux output is a bit mask, not the pre-activation.

@@ -3,9 +3,8 @@
 // buffer, the finishing pass turns that block into the 16-bit output, and the next block
 // reuses the buffer (stream order keeps the two apart). A block is as large as the
 // staging bound allows: usually the whole product, written once and read once. Smaller
-// blocks sized to stay in L2 made GEMMs too short to fill the GPU (an 8192 x 4096 x 4096
-// BF16 product in blocks of a third of L2 took 61% longer than the plain matmul), and the
-// saving in traffic does not pay for that.
+// blocks sized to stay in L2 make GEMMs too short to fill the GPU, and the saving in
+// traffic does not pay for that.
 //
 // The blocks follow the plan's cuBLASLt calls (matmul_plan.h): a call whose rows fit in a
 // block is grouped with its neighbours in the batch (items of one strided call are

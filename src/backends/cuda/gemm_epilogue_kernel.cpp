@@ -116,7 +116,7 @@ struct Pointers {
 };
 
 // i mod n (u64, i < 2^53) without a 64-bit division, which ptxas expands into a loop of
-// some 70 instructions (it took a third of the F32 pass's time on an H200): the quotient
+// some 70 instructions, a large share of a memory-bound pass: the quotient
 // from f64 arithmetic is exact or off by one either way, which one step corrects.
 Reg column_of(KernelBuilder& b, const Pointers& p, Reg i) {
   const Reg q = b.cvt(b.mul(b.cvt(i, PtxType::f64), p.n_inv), PtxType::u64);

@@ -25,9 +25,8 @@ struct LaunchConfig {
 
 // Blocks of `threads` for a one-pass kernel with `work` independent items, a thread per
 // item: as many as that takes (at most 2^31 - 1, the grid's limit; threads loop past it).
-// On an H200 such grids, with many short-lived blocks, ran elementwise kernels at 98-100% of
-// the copy bandwidth, where grids capped at 8 blocks of 256 per SM with every thread looping
-// reached 88-93%.
+// Many short-lived blocks keep more loads in flight than a grid capped near the SM count
+// whose threads loop, which falls short of the copy bandwidth.
 unsigned one_pass_blocks(int64_t work, unsigned threads);
 
 // Queues `f` on dev's stream. Above 48 KiB of dynamic shared memory the kernel's limit is

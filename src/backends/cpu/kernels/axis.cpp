@@ -33,13 +33,9 @@ constexpr int64_t kTile = 256;    // inner columns per tile of the three-pass so
 constexpr int64_t kScanTile = 4096;  // inner columns per scan tile: one pass, long reads
 constexpr int64_t kGrain = 16384;  // elements of work per thread task, at least
 constexpr int64_t kFlushRows = 64;  // column exp-sums: float partials folded into double
-// A thread's kept softmax exponentials, at most, and the widest tile that keeps them. Over
-// dim 0 of f32 [4096, 4096] on Zen 5, in alternating calls, tiles of 128 columns (2 MiB
-// kept) took 6-24% less time than tiles of 256 (4 MiB) in eight rounds, 1-3% less in four
-// later rounds of the machine's slow phase of memory bandwidth, and 5-12% more in two of
-// its fast phase (an earlier measurement: 4.8 ms for 256, 5.2 for 128, 5.1-5.8 for
-// 384-512; on Zen 4, 256 and 128 took the same time). Over [16384, 1024] (tiles of 64
-// columns here) 128 took 7% less than 64 and 32 28% more.
+// A thread's kept softmax exponentials, at most, and the widest tile that keeps them: a
+// tile's exponentials must stay in cache until the output is written from them, and
+// narrower tiles read rows in runs too short for the prefetchers.
 constexpr int64_t kScratchBytes = int64_t(4) << 20;
 constexpr int64_t kKeptTile = 128;
 constexpr int64_t kTilePrefetchBytes = 8192;         // how far ahead column tiles prefetch
@@ -402,8 +398,8 @@ inline V fold_rows(V* v, Op op) {
   return v[0];
 }
 
-// flatten: the exponential is inlined into the loop whatever the callers' size (called
-// per vector, it cost 13% of softmax over rows of 4096).
+// flatten: the exponential is inlined into the loop whatever the callers' size; a call
+// per vector would spill every live vector.
 template <class C, class V = typename VecOf<C>::type>
 [[gnu::flatten]] V row_sum_exp_lanes(const C* p, int64_t n, C m, const char* pf, int64_t pf_es) {
   constexpr int W = V::width;
@@ -625,8 +621,7 @@ void softmax_rows(const AxisCall& c) {
 // Deals items 0 .. n_items - 1 to the threads in turn: lane t of T runs items t, t + T,
 // and so on, through body(lane, lanes). Column tiles dealt so are read by the threads at
 // neighbouring places of the same rows at about the same time: longer runs of each memory
-// row than when each thread walks its own part of the columns (about 14% less time for
-// softmax of [4096, 4096] over dim 0 on a 2-core Zen 4).
+// row than when each thread walks its own part of the columns.
 template <class Body>
 void deal_items(int64_t n_items, int64_t grain, const Body& body) {
   const int64_t lanes = std::min<int64_t>(ThreadPool::instance().size(), ceil_div(n_items, grain));
@@ -651,9 +646,8 @@ struct BlockRows {
 // running ones (run) and writes them as the block's shift c_b (cb); then writes exp(x -
 // c_b) (exp(x) while c_b is -inf, so that all -inf rows give 0, not NaN) to the block's
 // kept exponentials (e, rows w apart) and their sums to bs. Two passes over the chunk's
-// rows, which stay in L1 between them, the maxima and sums in registers: 12% less time
-// over dim 0 of f32 [4096, 4096] and 33% less over [16384, 1024] (Zen 5) than a pass over
-// whole rows of the tile with the maxima and sums in memory. prefetch(r, j, count) asks for
+// rows, which stay in L1 between them, the maxima and sums in registers rather than in
+// memory as a pass over whole rows of the tile would need. prefetch(r, j, count) asks for
 // what row r of the next block needs of columns [j, j + count).
 template <class V, int K, class C, class Prefetch>
 inline void block_chunk(const BlockRows<C>& rows, int64_t j, int64_t w, C* run, C* cb, C* bs, C* e,
@@ -833,7 +827,7 @@ void softmax_columns(const AxisCall& c) {
       // A tile's rows are short runs a large stride apart, which the hardware prefetchers
       // follow poorly: each pass asks for the row `ahead` rows on (about
       // kTilePrefetchBytes ahead), one prefetch per vector of the row it works on, into
-      // L2 (prefetcht2: prefetcht0 holds L1's few miss buffers, and measured slower).
+      // L2 (prefetcht2: prefetcht0 would hold L1's few miss buffers).
       const int64_t ahead = std::max<int64_t>(2, kTilePrefetchBytes / (w * a.in_es));
       const auto next = [&](int64_t i) { return a.in + at(std::min(i + ahead, n - 1)) * a.in_es; };
       // The plain max, and NaNs counted per column in part (see nan_ones).

@@ -122,12 +122,8 @@ void copy(const CopyCall& call) {
   const CopyPlan cp = plan_copy(call);
   const LoopPlan& plan = cp.plan;
   // A transposed view (transposed_strips.h); a cast converts the source's rows on the way,
-  // in registers from F32 to F16 and BF16 (with AVX-512). (A transposed [16384, 1024] F32
-  // matrix cast to BF16, calls alternating in one process: 12-14% less time in registers
-  // than through the strips' L1 buffer, which took 3.07-3.18 ms against 3.24-3.60 in pieces
-  // transposed into an L2 scratch and then converted along rows; before those, 5.3-6.5 in
-  // slabs of whole columns, each copy and conversion on both threads, and 7.2-8.6 with the
-  // whole source transposed at once, written to memory and read back.)
+  // in registers from F32 to F16 and BF16 (with AVX-512), which saves the strips' pass
+  // through an L1 buffer.
   if (const int d = transposed_dim(plan, 1); d >= 0 && plan.numel >= 4096) {
     if (cp.same) return walk_by_size(cp.des, plan, d, cp.sb, cp.ses, cp.db, nullptr);
     if (plan.numel >= kTransposedCopyMin) {

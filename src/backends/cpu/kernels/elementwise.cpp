@@ -367,8 +367,7 @@ void elementwise(const ElementwiseCall& call) {
   const LoopPlan plan = plan_of(call);
   // A large transposed input is read through the transposing copy, piece by piece
   // (transposed_pieces.h): read along the output's rows, each of its elements would cost a
-  // cache line (exp of a transposed [16384, 1024] F32 matrix took 57-62 ms that way,
-  // libtorch's 30; one copy of the whole input, written to memory and read back, 5.4-6.8).
+  // cache line.
   int64_t es_sum = 0;
   for (int k = 0; k < call.n_in && plan.numel >= kTransposedCopyMin; ++k)
     if (transposed_dim(plan, k + 1) >= 0) es_sum += int64_t(dtype_size(call.in[size_t(k)].dtype));

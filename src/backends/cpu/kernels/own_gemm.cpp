@@ -2,9 +2,8 @@
 // vdpbf16ps adds the products of 16 pairs of BF16 values into 16 f32 sums. A tile of 6 rows
 // x 64 columns accumulates over the whole of k in 24 registers; bias, activation and the
 // rounding to the output's dtype then run on those registers, so the epilogue costs its
-// arithmetic only. oneDNN's eltwise post-op costs about twice numr's activation per
-// element: 6% of a BF16 product with k = 1024 for GELU (BENCHMARKS.md, "Why the slow ones
-// are slow").
+// arithmetic only, where oneDNN's eltwise post-op costs more per element than numr's
+// activation.
 //
 // b is packed once per call in panels of 64 columns (BF16: pairs of rows interleaved, the
 // operand layout of vdpbf16ps); a b per item, for a group of items at a time whose packed

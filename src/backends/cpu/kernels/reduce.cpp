@@ -88,11 +88,9 @@ inline void prefetch_next(const C* p, int64_t ahead, int64_t count) {
 // chunks of min_bytes and more; below that, the lines being read (a select, not a branch,
 // so that the loops keep one body). A second pass over a chunk (in cache) is arithmetic,
 // and asking for the next chunk there lets its first pass find it in cache; chunks under
-// 4 KiB are read in less time than those requests take (sums over rows of 1 KiB ran
-// 10-20% slower with them). A sum or mean reads each chunk once; asking for the next row
-// of 4 KiB there cost the Zen 4 machine 15-20% and saves the Zen 5 one 2-6% (sums over
-// [16384, 1024], alternating calls; two rows ahead saved nothing), which the benchmark
-// now runs on.
+// 4 KiB are read in less time than those requests take. A sum or mean reads each chunk
+// once; asking for the next chunk there helps on some CPUs and costs on others
+// (BENCHMARKS.md names the machine it is tuned for).
 template <class C>
 constexpr int64_t next_chunk(int64_t n, int64_t min_bytes = 4096) {
   return n * int64_t(sizeof(C)) < min_bytes ? 0 : n;

@@ -1,20 +1,17 @@
 // The transposing walk: a result row-major along its last dim, read from a source whose
 // contiguous dim is another one, d (loop_plan.h: transposed_dim), as `contiguous()` of a
 // transpose or a cast of one. Going along the result's rows, each read would touch a new
-// cache line (contiguous() of a transposed [16384, 1024] F32 matrix took 59 ms that way);
-// instead a thread takes strips of kBlock source rows (result columns) by a run along d,
-// and moves each strip's blocks of kBlock x kBlock elements through register transposes
-// (transpose_tile.h), so that it reads kBlock source rows along their length and writes
-// whole cache lines of the result.
+// cache line; instead a thread takes strips of kBlock source rows (result columns) by a
+// run along d, and moves each strip's blocks of kBlock x kBlock elements through register
+// transposes (transpose_tile.h), so that it reads kBlock source rows along their length
+// and writes whole cache lines of the result.
 //
 // A cast converts the source rows before the transpose: from F32 to F16 or BF16 (with
 // AVX-512) in registers, each block's source rows narrowed and then transposed as 16-bit
 // elements (NarrowF32); otherwise each strip's rows go through the conversion into an
 // L1-resident buffer of the result's dtype, which the blocks then move.
-// (Elementwise ops do not run this way: `exp` of that matrix took 6.0-6.5 ms so, against
-// 4.6-4.7 in the pieces of transposed_pieces.h, where one thread's reads overlap the
-// other's arithmetic; with each block's rows exponentiated in registers as they are
-// loaded, about the time of the pieces, 1-4% more in most rounds.)
+// (Elementwise ops take the pieces of transposed_pieces.h instead, where one thread's
+// reads overlap the other's arithmetic.)
 #pragma once
 
 #include <immintrin.h>
@@ -38,9 +35,7 @@ namespace numr::cpu::NUMR_ISA {
 
 // A block: kBlock x kBlock elements, at least 64 bytes along either dim (16 x 16 of 4- and
 // 8-byte elements, 32 x 32 of 2, 64 x 64 of 1), so that a block's rows are whole cache
-// lines on both sides. For F32, blocks of 16 took 11.6-14.6 ms to make a transposed
-// [16384, 1024] matrix contiguous, 8: 13-14, 32: 19-21, 64: 19 (element by element,
-// before the register transposes).
+// lines on both sides: the smallest such size, as larger blocks timed slower.
 template <class T>
 constexpr int64_t kBlock = sizeof(T) >= 4 ? 16 : 64 / int64_t(sizeof(T));
 
@@ -51,10 +46,8 @@ constexpr int64_t kStripLen = (int64_t(16) << 10) / (kBlock<T> * int64_t(sizeof(
 
 // Fetches into L2 what lies kAhead bytes on along source rows j < rows (at s + j * s_l; n
 // elements of each): a block reads more rows at once than the hardware prefetchers
-// follow. In calls alternating in one process, on a transposed [16384, 1024] matrix:
-// contiguous() of F32 7% faster, of F64 9%; the cast of F32 to BF16 in registers (below)
-// slower than the strips without it, 12-14% faster with it; contiguous() of BF16 (32 rows
-// of 64 bytes a block) 3% slower, so it goes without.
+// follow. Used for 4- and 8-byte elements; 2-byte blocks (32 rows of 64 bytes) gain
+// nothing from it.
 constexpr int64_t kAhead = 1024;
 template <class S>
 inline void prefetch_ahead(const S* s, int64_t s_l, int64_t rows, int64_t n) {
@@ -163,8 +156,7 @@ void move_strip(const Walk& w, const char* sb, size_t ses, char* db, const RowOp
     src_l = w.s_l;
   } else {
     // The next strip's rows are fetched into L2 meanwhile, a row's worth before each row
-    // of this one (without: 30-35% more time for a cast of a transposed [16384, 1024] F32
-    // matrix to BF16; the whole strip at once, or two strips ahead, gained less).
+    // of this one, so the conversion does not wait on memory.
     const int64_t ahead = i0 + S < w.rows ? std::min(S, w.rows - i0 - S) * int64_t(ses) : 0;
     for (int64_t j = 0; j < bj; ++j) {
       const char* next = sb + (so + S + j * w.s_l) * int64_t(ses);
@@ -246,8 +238,7 @@ void transposed_walk(const LoopPlan& plan, int d, const char* sb, size_t ses, ch
                plan.numel * es >= kStreamBytes && (plan.strides[0][d] * es) % 64 == 0};
   const int64_t items = plan.numel / (w.rows * w.cols) * w.si_n * ceil_div(w.cols, kBlock<T>);
   // A thread takes the strips down dim d first, so that it reads the same source rows strip
-  // after strip (with the blocks along the last dim first, contiguous() of a transposed
-  // [16384, 1024] F32 matrix took 24 ms against 12-15).
+  // after strip while they are still in cache.
   ThreadPool::instance().parallel_for(items, kBlocks ? 16 : 1, [&](int64_t b, int64_t e) {
     walk_strips<T, S>(w, sb, ses, db, row_op, b, e);
     if (w.stream) _mm_sfence();  // order the non-temporal stores before the walk returns

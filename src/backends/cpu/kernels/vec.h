@@ -343,9 +343,8 @@ inline VFH fma(VFH a, VFH b, VFH c) { return VFH(fma(VF(a.v), VF(b.v), VF(c.v)).
 //   Without AVX-512: e^r = 1 + r + r^2 q(r), 5.3e-6 (2^-17.5) on the interval, within
 //   2^-17 with the float rounding. A BF16 result computed from either differs from the
 //   correctly rounded one by at most 1 BF16 ULP, and only within 2^-17 of a rounding
-//   midpoint. BF16 silu and gelu took 20-25% less time with degree 4 than with 6, and
-//   with AVX-512 12-20% less again through vreduceps (sigmoid, silu, gelu and exp of 1M
-//   BF16 values in cache; the 4096x1024x4096 BF16 GELU epilogue of own_gemm.cpp 1%).
+//   midpoint. The lower degree, and vreduceps, take fewer operations per element, which
+//   is most of the cost of BF16 activations.
 //
 // Clamps x to [lo, hi] (beyond them the result is 0 or +inf anyway); NaN stays.
 inline VF clamp_keep_nan(VF x, VF lo, VF hi) {
