@@ -63,21 +63,21 @@ int main(int argc, char** argv) {
     const Tensor b = full({3}, 2.0, DType::F32, dev);
     std::cout << "silu(a) * b = " << silu(a) * b << "\n";
     const Tensor m = arange(0, 6, 1, DType::F32, dev).reshape({2, 3});
-    std::cout << "m = " << m << "\n";
-    std::cout << "m.T (a view) = " << m.transpose(0, 1) << "\n";
-    std::cout << "softmax(m, -1) = " << m.softmax(-1) << "\n";
+    std::cout << "m =\n" << m << "\n";
+    std::cout << "m.T (a view) =\n" << m.transpose(0, 1) << "\n";
+    std::cout << "softmax(m, -1) =\n" << m.softmax(-1) << "\n";
     std::cout << "m.sum({0}) = " << m.sum({0}) << "\n";
     std::cout << "stddev(m, {1}) = " << stddev(m, {1}) << "\n";
-    std::cout << "1 / (m + 1) = " << 1 / (m + 1) << "\n";
-    std::cout << "tril(m @ m.T) = " << tril(m.matmul(m.transpose(0, 1))) << "\n";
-    std::cout << "cast(m, BF16) + 0.5 = " << m.cast(DType::BF16) + 0.5 << "\n";
+    std::cout << "1 / (m + 1) =\n" << 1 / (m + 1) << "\n";
+    std::cout << "tril(m @ m.T) =\n" << tril(m.matmul(m.transpose(0, 1))) << "\n";
+    std::cout << "cast(m, BF16) + 0.5 =\n" << m.cast(DType::BF16) + 0.5 << "\n";
     std::cout << "arange(5000) = " << arange(0, 5000, 1, DType::I64, dev) << "\n";
     // A Var times a Tensor (a constant), and a loss with its gradient.
     const Var logits(m, true);
     const Tensor target = Tensor::from_vector<int64_t>({2, 0}, {2}, dev);
     const Var ce = cross_entropy(logits * full({1, 3}, 2.0, DType::F32, dev), target);
     std::cout << "cross_entropy = " << ce << "\n";
-    std::cout << "d ce / d logits = " << backward(ce)[logits] << "\n";
+    std::cout << "d ce / d logits =\n" << backward(ce)[logits] << "\n";
     return fit_linear_model(dev);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
