@@ -1,12 +1,14 @@
-// A tour of numr on the CPU: creation, views, elementwise ops with broadcasting,
-// reductions, softmax and matmul, checked against plain C++ as it goes.
-//   numr_demo [--device cpu] [--threads N]
+// A tour of numr: creation, views, elementwise ops with broadcasting, reductions,
+// softmax, matmul, printing, Vars mixed with Tensors and a loss, then a least-squares fit
+// checked against the weights that generated its data.
+//   numr_tour [--device cpu|cuda:N] [--threads N]
 #include <numr/numr.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 using namespace numr;
@@ -57,16 +59,25 @@ int main(int argc, char** argv) {
   }
   try {
     std::printf("numr on %s, %d threads\n", dev.str().c_str(), num_threads());
-    const Tensor a = Tensor::from_vector<float>({0.f, 1.f, -1.f}, {3}, dev);
+    const Tensor a = Tensor::from_vector({0.f, 1.f, -1.f}, {3}, dev);
     const Tensor b = full({3}, 2.0, DType::F32, dev);
-    std::printf("silu(a) * b          = %s\n", (silu(a) * b).to_string().c_str());
+    std::cout << "silu(a) * b = " << silu(a) * b << "\n";
     const Tensor m = arange(0, 6, 1, DType::F32, dev).reshape({2, 3});
-    std::printf("m                    = %s\n", m.to_string().c_str());
-    std::printf("m.T (a view)         = %s\n", m.transpose(0, 1).to_string().c_str());
-    std::printf("softmax(m, -1)       = %s\n", softmax(m, -1).to_string().c_str());
-    std::printf("sum(m, {0})          = %s\n", sum(m, {0}).to_string().c_str());
-    std::printf("m @ m.T              = %s\n", matmul(m, m.transpose(0, 1)).to_string().c_str());
-    std::printf("cast(m, BF16) + 0.5  = %s\n", (m.cast(DType::BF16) + 0.5).to_string().c_str());
+    std::cout << "m =\n" << m << "\n";
+    std::cout << "m.T (a view) =\n" << m.transpose(0, 1) << "\n";
+    std::cout << "softmax(m, -1) =\n" << m.softmax(-1) << "\n";
+    std::cout << "m.sum({0}) = " << m.sum({0}) << "\n";
+    std::cout << "stddev(m, {1}) = " << stddev(m, {1}) << "\n";
+    std::cout << "1 / (m + 1) =\n" << 1 / (m + 1) << "\n";
+    std::cout << "tril(m @ m.T) =\n" << tril(m.matmul(m.transpose(0, 1))) << "\n";
+    std::cout << "cast(m, BF16) + 0.5 =\n" << m.cast(DType::BF16) + 0.5 << "\n";
+    std::cout << "arange(5000) = " << arange(0, 5000, 1, DType::I64, dev) << "\n";
+    // A Var times a Tensor (a constant), and a loss with its gradient.
+    const Var logits(m, true);
+    const Tensor target = Tensor::from_vector<int64_t>({2, 0}, {2}, dev);
+    const Var ce = cross_entropy(logits * full({1, 3}, 2.0, DType::F32, dev), target);
+    std::cout << "cross_entropy = " << ce << "\n";
+    std::cout << "d ce / d logits =\n" << backward(ce)[logits] << "\n";
     return fit_linear_model(dev);
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -14,6 +14,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -43,6 +45,30 @@ class Var {
   int64_t dim() const { return tensor().dim(); }
   int64_t numel() const { return tensor().numel(); }
 
+  // ---- method forms of common ops, the value and printing (src/autograd/var_methods.cpp) ----
+  Var reshape(const Shape& shape) const;
+  Var view(const Shape& shape) const;
+  template <ShapeLike S>
+  Var reshape(const S& shape) const {
+    return reshape(to_shape("reshape", shape));
+  }
+  template <ShapeLike S>
+  Var view(const S& shape) const {
+    return view(to_shape("view", shape));
+  }
+  Var transpose(int64_t d0, int64_t d1) const;
+  Var permute(const std::vector<int64_t>& dims) const;
+  Var sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Var mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  // The value of a one-element Var (see Tensor::item).
+  template <class T>
+  T item() const {
+    return tensor().template item<T>();
+  }
+  double item_double() const { return tensor().item_double(); }
+  // The value as Tensor::to_string prints it, then requires_grad and the op that made it.
+  std::string to_string() const;
+
   // Replaces a leaf's value (same shape, dtype and device), as an optimizer step does.
   // Graphs recorded before see the new value; record a new one after updating.
   void assign(Tensor value);
@@ -61,6 +87,8 @@ class Var {
   explicit Var(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;
 };
+
+std::ostream& operator<<(std::ostream& os, const Var& v);
 
 // The same value with no history: gradients stop here.
 Var detach(const Var& x);

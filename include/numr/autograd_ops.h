@@ -100,4 +100,36 @@ Var clone(const Var& x);
 Var cast(const Var& x, DType dtype);
 Var to_device(const Var& x, Device device);
 
+// ---- conveniences (src/autograd/mixed_ops.cpp) ----
+// std under another name: `std(x)` is ambiguous after `using namespace numr;`.
+Var stddev(const Var& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+           bool keepdim = false);
+// Var with Tensor: the Tensor takes part as a constant (no gradient flows into it).
+Var operator+(const Var& a, const Tensor& b);
+Var operator-(const Var& a, const Tensor& b);
+Var operator*(const Var& a, const Tensor& b);
+Var operator/(const Var& a, const Tensor& b);
+Var operator+(const Tensor& a, const Var& b);
+Var operator-(const Tensor& a, const Var& b);
+Var operator*(const Tensor& a, const Var& b);
+Var operator/(const Tensor& a, const Var& b);
+Var operator/(double s, const Var& x);
+// where_cond with a scalar branch, or with a plain Bool Tensor as the condition.
+Var where_cond(const Var& cond, const Var& x, double y);
+Var where_cond(const Var& cond, double x, const Var& y);
+Var where_cond(const Tensor& cond, const Var& x, const Var& y);
+Var where_cond(const Tensor& cond, const Var& x, double y);
+Var where_cond(const Tensor& cond, double x, const Var& y);
+// As for Tensor (ops.h); the gradient is the incoming one masked to the kept triangle.
+Var tril(const Var& x, int64_t diagonal = 0);
+Var triu(const Var& x, int64_t diagonal = 0);
+template <ShapeLike S>
+Var reshape(const Var& x, const S& shape) {
+  return reshape(x, to_shape("reshape", shape));
+}
+template <ShapeLike S>
+Var view(const Var& x, const S& shape) {
+  return view(x, to_shape("view", shape));
+}
+
 }  // namespace numr

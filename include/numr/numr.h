@@ -1,4 +1,4 @@
-// numr: tensors over CPU, CUDA and WebGPU with one API.
+// numr: tensors over CPU and CUDA with one API (WebGPU planned).
 #pragma once
 
 #include "numr/autograd.h"
@@ -6,9 +6,11 @@
 #include "numr/dtype.h"
 #include "numr/error.h"
 #include "numr/half.h"
+#include "numr/losses.h"
 #include "numr/op_info.h"
 #include "numr/ops.h"
 #include "numr/optim.h"
 #include "numr/random.h"
 #include "numr/shape.h"
+#include "numr/shape_like.h"
 #include "numr/tensor.h"

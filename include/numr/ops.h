@@ -195,4 +195,60 @@ Tensor randn(const Shape& shape, DType dtype, Device device, Generator& gen);  /
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device,
                Generator& gen);
 
+// ---- conveniences (src/ops/conveniences.cpp) ----
+// std under another name: `std(x)` is ambiguous after `using namespace numr;`.
+Tensor stddev(const Tensor& x, const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+              bool keepdim = false);
+// s / x elementwise (floating dtypes, like div).
+Tensor operator/(double s, const Tensor& x);
+// New tensors shaped like x, of x's dtype and device unless dtype is given.
+Tensor empty_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype = std::nullopt);
+Tensor full_like(const Tensor& x, double value, std::optional<DType> dtype = std::nullopt);
+// where_cond with one branch a scalar of the other branch's dtype (integer dtypes need an
+// integer scalar they hold).
+Tensor where_cond(const Tensor& cond, const Tensor& x, double y);
+Tensor where_cond(const Tensor& cond, double x, const Tensor& y);
+// The lower (tril) or upper (triu) triangle of the last two dims, zero elsewhere: entry
+// (i, j) is kept when j - i <= diagonal (tril) or j - i >= diagonal (triu). x needs at
+// least 2 dims; leading dims are batches.
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+
+// Shapes as any range of integers (see shape_like.h); the Shape forms above do the work.
+template <ShapeLike S>
+Tensor zeros(const S& shape, DType dtype = DType::F32, Device device = Device::cpu()) {
+  return zeros(to_shape("zeros", shape), dtype, device);
+}
+template <ShapeLike S>
+Tensor ones(const S& shape, DType dtype = DType::F32, Device device = Device::cpu()) {
+  return ones(to_shape("ones", shape), dtype, device);
+}
+template <ShapeLike S>
+Tensor full(const S& shape, double value, DType dtype = DType::F32,
+            Device device = Device::cpu()) {
+  return full(to_shape("full", shape), value, dtype, device);
+}
+template <ShapeLike S>
+Tensor rand(const S& shape, DType dtype, Device device, Generator& gen) {
+  return rand(to_shape("rand", shape), dtype, device, gen);
+}
+template <ShapeLike S>
+Tensor randn(const S& shape, DType dtype, Device device, Generator& gen) {
+  return randn(to_shape("randn", shape), dtype, device, gen);
+}
+template <ShapeLike S>
+Tensor reshape(const Tensor& x, const S& shape) {
+  return reshape(x, to_shape("reshape", shape));
+}
+template <ShapeLike S>
+Tensor view(const Tensor& x, const S& shape) {
+  return view(x, to_shape("view", shape));
+}
+template <ShapeLike S>
+Tensor broadcast_to(const Tensor& x, const S& shape) {
+  return broadcast_to(x, to_shape("broadcast_to", shape));
+}
+
 }  // namespace numr

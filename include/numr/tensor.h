@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "numr/dtype.h"
 #include "numr/error.h"
 #include "numr/shape.h"
+#include "numr/shape_like.h"
 
 namespace numr {
 
@@ -158,7 +160,56 @@ class Tensor {
   Tensor& masked_fill_(const Tensor& mask, double value);
   // ---- end of in-place writes ----
 
-  std::string to_string() const;  // shape, dtype, device and (up to 64) values
+  // ---- conveniences: shape ranges, method forms of common ops, printing ----
+  // Element type deduced from a brace list: Tensor::from_vector({1.f, 2.f}, {2}).
+  template <class T>
+  static Tensor from_vector(std::initializer_list<T> data, const Shape& shape,
+                            Device device = Device::cpu()) {
+    return from_vector(std::vector<T>(data), shape, device);
+  }
+  // Shapes as any range of integers (std::vector<long long>, std::array<int, N>, ...).
+  template <class T, ShapeLike S>
+  static Tensor from_vector(const std::vector<T>& data, const S& shape,
+                            Device device = Device::cpu()) {
+    return from_vector(data, to_shape("from_vector", shape), device);
+  }
+  template <ShapeLike S>
+  static Tensor empty(const S& shape, DType dtype, Device device = Device::cpu()) {
+    return empty(to_shape("empty", shape), dtype, device);
+  }
+  template <ShapeLike S>
+  Tensor reshape(const S& shape) const {
+    return reshape(to_shape("reshape", shape));
+  }
+  template <ShapeLike S>
+  Tensor view(const S& shape) const {
+    return view(to_shape("view", shape));
+  }
+  template <ShapeLike S>
+  Tensor broadcast_to(const S& shape) const {
+    return broadcast_to(to_shape("broadcast_to", shape));
+  }
+  // The ops of ops.h with the same names and defaults, as methods (src/ops/methods.cpp).
+  Tensor sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor max(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor min(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor prod(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+             bool keepdim = false) const;
+  Tensor stddev(const std::vector<int64_t>& dims = {}, int64_t correction = 1,
+                bool keepdim = false) const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor softmax(int64_t dim) const;
+  // PyTorch-like nested text with dtype and device (src/core/print.cpp); tensors of more
+  // than 1000 elements show the first and last 3 entries of each dim around "...".
+  std::string to_string() const;
 
  private:
   void check_host_type(DType t, const char* op) const;

@@ -148,27 +148,6 @@ Tensor Tensor::unsqueeze(int64_t d) const { return numr::unsqueeze(*this, d); }
 Tensor Tensor::flatten(int64_t s, int64_t e) const { return numr::flatten(*this, s, e); }
 Tensor Tensor::flip(const std::vector<int64_t>& d) const { return numr::flip(*this, d); }
 
-std::string Tensor::to_string() const {
-  const OpScope scope("to_string");
-  std::ostringstream os;
-  if (!defined()) return "Tensor(undefined)";
-  os << "Tensor(" << shape_str(shape_) << ", " << dtype_ << ", " << device() << ", [";
-  const int64_t n = std::min<int64_t>(numel(), 64);
-  // Integers exactly (through I64), floating values through F64.
-  auto print = [&](const auto& vals) {
-    for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << vals[size_t(i)];
-  };
-  if (is_floating(dtype_))
-    print(cast(DType::F64).to_vector<double>());
-  else
-    print(cast(DType::I64).to_vector<int64_t>());
-  if (numel() > n) os << ", ...";
-  os << "])";
-  return os.str();
-}
-
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
-
 namespace {
 std::atomic<bool> g_poison{false};
 }
