@@ -94,7 +94,7 @@ std::vector<Case> matmul_cases() {
       {"matmul_empty_k_ok", [] { matmul(f32({2, 0}), f32({0, 3})); }, NUMR_OK},
       {"matmul_empty_m_ok", [] { matmul(f32({0, 4}), f32({4, 3})); }, NUMR_OK},
       {"matmul_empty_batch_ok", [] { matmul(f32({0, 2, 2}), f32({2, 2})); }, NUMR_OK},
-      {"matmul_views_ok", [] { matmul(f32({3, 2}).transpose(0, 1), f32({2, 4}).flip({0, 1})); },
+      {"matmul_views_ok", [] { matmul(f32({2, 3}).transpose(0, 1), f32({2, 4}).flip({0, 1})); },
        NUMR_OK},
       // Epilogues.
       {"mba_bias_shape", [] { matmul_bias_activation(f32({2, 3}), f32({3, 4}), f32({3}), Activation::Relu); },
@@ -123,7 +123,7 @@ std::vector<Case> matmul_cases() {
       {"mbr_residual_dtype", [] { matmul_bias_residual(f32({2, 3}), f32({3, 4}), f32({4}), t_of(D::F64, {2, 4})); },
        NUMR_THROWS(DTypeMismatch, "matmul_bias_residual")},
       {"mba_fwd_bias", [] { matmul_bias_activation_fwd(f32({2, 3}), f32({3, 4}), f32({5}), Activation::Tanh); },
-       NUMR_THROWS(ShapeMismatch, "matmul_bias_activation")},
+       NUMR_THROWS(ShapeMismatch, "matmul_bias_activation_fwd")},
       {"mba_bwd_grad_shape", [] {
          matmul_bias_activation_bwd(f32({2, 5}), f32({2, 3}), f32({3, 4}), f32({4}), Activation::Relu);
        },
@@ -132,7 +132,7 @@ std::vector<Case> matmul_cases() {
          matmul_bias_activation_bwd_saved(f32({2, 4}), f32({2, 3}), f32({3, 4}), f32({2, 5}),
                                           Activation::Gelu);
        },
-       NUMR_THROWS(ShapeMismatch, "matmul_bias_activation_bwd")},
+       NUMR_THROWS(ShapeMismatch, "matmul_bias_activation_bwd_saved")},
       {"bab_scalar_grad", [] { bias_activation_bwd(f32({}), f32({}), Activation::Relu); },
        NUMR_THROWS(InvalidArgument, "bias_activation_bwd")},
       {"bab_saved_shape", [] { bias_activation_bwd(f32({2, 3}), f32({3, 2}), Activation::Relu); },

@@ -7,6 +7,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "numr/numr.h"
@@ -16,7 +17,11 @@ namespace numr::bad_input {
 using TypeCheck = bool (*)(const Error&);
 template <class E>
 bool is_a(const Error& e) {
-  return dynamic_cast<const E*>(&e) != nullptr;
+  if constexpr (std::is_same_v<E, Error>) {
+    return true;  // any numr error
+  } else {
+    return dynamic_cast<const E*>(&e) != nullptr;
+  }
 }
 
 struct Expect {

@@ -24,6 +24,20 @@ Sgd::Sgd(std::vector<Var> params, SgdOptions options)
 
 void Sgd::step(const Gradients& g) {
   NoGradGuard no_grad;
+  // Every gradient is checked before any parameter changes: a bad one (a broadcastable
+  // shape would otherwise pass silently) leaves the step undone.
+  for (const Var& p : params_) {
+    if (!g.contains(p)) continue;
+    const Tensor& d = g[p];
+    if (!d.defined()) fail<InvalidArgument>("sgd", "undefined gradient");
+    if (d.dtype() != p.dtype())
+      fail<DTypeMismatch>("sgd", "gradient is ", d.dtype(), ", parameter ", p.dtype());
+    if (d.device() != p.device())
+      fail<DeviceMismatch>("sgd", "gradient on ", d.device(), ", parameter on ", p.device());
+    if (d.shape() != p.shape())
+      fail<ShapeMismatch>("sgd", "gradient ", shape_str(d.shape()), " for a parameter ",
+                          shape_str(p.shape()));
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     Var& p = params_[i];
     if (!g.contains(p)) continue;

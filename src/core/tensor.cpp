@@ -107,10 +107,25 @@ std::string Tensor::to_string() const {
   auto print = [&](const auto& vals) {
     for (int64_t i = 0; i < n; ++i) os << (i ? ", " : "") << vals[size_t(i)];
   };
+  // Only the printed elements are read: a large view (a broadcast, say) may have far
+  // more elements than memory could hold in a copy.
+  Tensor head = *this;
+  if (numel() > n) {
+    std::vector<Tensor> firsts;
+    for (int64_t i = 0; i < n; ++i) {
+      Tensor e = *this;
+      for (int64_t d = dim() - 1, rest = i; d >= 0; --d) {
+        e = e.narrow(d, rest % shape_[size_t(d)], 1);
+        rest /= shape_[size_t(d)];
+      }
+      firsts.push_back(e.reshape({1}));
+    }
+    head = numr::cat(firsts, 0);
+  }
   if (is_floating(dtype_))
-    print(cast(DType::F64).to_vector<double>());
+    print(head.cast(DType::F64).to_vector<double>());
   else
-    print(cast(DType::I64).to_vector<int64_t>());
+    print(head.cast(DType::I64).to_vector<int64_t>());
   if (numel() > n) os << ", ...";
   os << "])";
   return os.str();

@@ -41,6 +41,8 @@ struct Mismatch {
   std::string what;
 };
 
+int64_t g_valid_calls = 0, g_invalid_calls = 0;
+
 enum class Values { Wide, Unit, Small };  // [-4, 4] with specials, [-1, 1], small integers
 
 class Fuzzer {
@@ -78,6 +80,11 @@ class Fuzzer {
   // Runs the call: valid calls must return and match check(); invalid ones must throw a
   // numr::Error with a bracketed prefix.
   void expect(bool valid, const std::function<void()>& call);
+  // Called right after numr returns, before the reference runs on the arguments.
+  void returned() const {
+    if (!valid_) throw Mismatch{"invalid call returned normally"};
+  }
+  bool valid_ = true;
 
   void fuzz_unary();
   void fuzz_binary();
@@ -180,7 +187,8 @@ Tensor Fuzzer::as_view(Host& h, int depth, bool outer) {
         if (chance(40)) small[d] = 1;
       HostView pick_first = identity_view(h.shape);
       pick_first.shape = small;
-      Host s = gather(h, pick_first);
+      // An empty h (a 1 broadcast to 0) has no values to take: any will do.
+      Host s = h.v.empty() ? random_host(small, h.dtype, Values::Wide) : gather(h, pick_first);
       // The result is s broadcast: rewrite h's values so the test's reference agrees.
       for_each_index(h.shape, [&](const std::vector<int64_t>& idx) {
         h.v[size_t(flat_index(h.shape, idx))] = at_broadcast(s, idx);
@@ -215,6 +223,8 @@ Shape Fuzzer::broadcast_partner(const Shape& s) {
 
 void Fuzzer::expect(bool valid, const std::function<void()>& call) {
   desc << (valid ? " [valid]" : " [invalid]");
+  valid_ = valid;
+  ++(valid ? g_valid_calls : g_invalid_calls);
   try {
     call();
   } catch (const Mismatch&) {
@@ -281,6 +291,7 @@ void Fuzzer::fuzz_unary() {
     const bool valid = which == 2 || is_floating(t);
     expect(valid, [&] {
       const Tensor got = which == 0 ? isnan(x) : which == 1 ? isinf(x) : logical_not(x);
+      returned();
       Host ref{s, DType::Bool, {}};
       for (double v : h.v)
         ref.v.push_back(which == 0 ? std::isnan(v) : which == 1 ? std::isinf(v) : v == 0.0);
@@ -294,6 +305,7 @@ void Fuzzer::fuzz_unary() {
   const bool valid = is_floating(t) || (!op.floats_only && is_signed(t));
   expect(valid, [&] {
     const Tensor got = op.fn(x);
+    returned();
     Host ref{s, t, {}};
     for (double v : h.v) ref.v.push_back(is_floating(t) ? op.ref(v) : int_unary(op.name, v, t));
     check(got, ref, tolerance_for(t));
@@ -375,6 +387,7 @@ void Fuzzer::fuzz_binary() {
                                                                             : t != DType::Bool;
   expect(shapes_ok && dtype_ok && t == tb, [&] {
     const Tensor got = op.fn(a, b);
+    returned();
     const bool to_bool = op.kind == Kind::Compare || op.kind == Kind::Logical;
     Host ref{out, to_bool ? DType::Bool : t, {}};
     for_each_index(out, [&](const std::vector<int64_t>& idx) {
@@ -407,6 +420,7 @@ void Fuzzer::fuzz_scalar() {
                        : which == 3 ? rsub_scalar(x, c)
                        : which == 4 ? div_scalar(x, c)
                                     : pow_scalar(x, c);
+    returned();
     Host ref{s, t, {}};
     for (double v : h.v) {
       if (!is_floating(t)) {
@@ -441,6 +455,7 @@ void Fuzzer::fuzz_where_clamp() {
     const bool ok = broadcast(sc, s, o1) && broadcast(o1, sy, out);
     expect(ok && tc == DType::Bool && ty == t, [&] {
       const Tensor got = where_cond(c, x, y);
+      returned();
       Host ref{out, t, {}};
       for_each_index(out, [&](const std::vector<int64_t>& idx) {
         ref.v.push_back(at_broadcast(hc, idx) != 0 ? at_broadcast(hx, idx) : at_broadcast(hy, idx));
@@ -465,6 +480,7 @@ void Fuzzer::fuzz_where_clamp() {
                      !(lo && hi && *lo > *hi) && fits(lo) && fits(hi);
   expect(valid, [&] {
     const Tensor got = clamp(x, lo, hi);
+    returned();
     Host ref{s, t, {}};
     for (double v : h.v) {
       double r = v;
@@ -553,6 +569,7 @@ void Fuzzer::fuzz_reduce() {
     if (name == "var") got = var(x, dims, correction, keepdim);
     if (name == "std") got = std(x, dims, correction, keepdim);
     if (name == "logsumexp") got = logsumexp(x, dims, keepdim);
+    returned();
     const DType out_t = name == "any" || name == "all" ? DType::Bool : arg ? DType::I64 : t;
     Host ref{keepdim ? keep : out, out_t, {}};
     for_each_index(out, [&](const std::vector<int64_t>& oidx) {
@@ -629,6 +646,7 @@ void Fuzzer::fuzz_along_dim() {
                        : which == 1 ? cumprod(x, dim)
                        : which == 2 ? softmax(x, dim)
                                     : log_softmax(x, dim);
+    returned();
     const size_t d = size_t(dim < 0 ? dim + rank : dim);
     const int64_t len = nd == 0 ? 1 : s[d];
     Host ref{s, t, h.v};
@@ -684,6 +702,7 @@ void Fuzzer::fuzz_matmul() {
                      broadcast(Shape(sa.begin(), sa.end() - 2), Shape(sb.begin(), sb.end() - 2), out);
   expect(valid, [&] {
     const Tensor got = matmul(a, b);
+    returned();
     out.insert(out.end(), {m, n});
     Host ref{out, t, {}};
     for_each_index(out, [&](const std::vector<int64_t>& idx) {
@@ -721,6 +740,7 @@ void Fuzzer::fuzz_view() {
     const int64_t ext = ok_dim ? s[wrap(d)] : 0, st = start < 0 ? start + ext : start;
     expect(ok_dim && st >= 0 && len >= 0 && st + len <= ext, [&] {
       const Tensor got = x.narrow(d, start, len);
+      returned();
       HostView v = identity_view(s);
       v.offset += st * v.strides[wrap(d)];
       v.shape[wrap(d)] = len;
@@ -731,6 +751,7 @@ void Fuzzer::fuzz_view() {
     desc << " transpose " << a << "," << b;
     expect(dim_ok(a) && dim_ok(b), [&] {
       const Tensor got = x.transpose(a, b);
+      returned();
       HostView v = identity_view(s);
       std::swap(v.shape[wrap(a)], v.shape[wrap(b)]);
       std::swap(v.strides[wrap(a)], v.strides[wrap(b)]);
@@ -755,6 +776,7 @@ void Fuzzer::fuzz_view() {
     }
     expect(ok, [&] {
       const Tensor got = x.permute(perm);
+      returned();
       const HostView id = identity_view(s);
       HostView v{Shape(size_t(nd)), Strides(size_t(nd)), 0};
       for (size_t i = 0; i < size_t(nd); ++i) {
@@ -775,6 +797,7 @@ void Fuzzer::fuzz_view() {
     const bool ok = target.size() >= s.size() && broadcast(s, target, out) && out == target;
     expect(ok, [&] {
       const Tensor got = x.broadcast_to(target);
+      returned();
       Host ref{target, t, {}};
       for_each_index(target, [&](const std::vector<int64_t>& idx) { ref.v.push_back(at_broadcast(h, idx)); });
       check(got, ref, exact);
@@ -792,6 +815,7 @@ void Fuzzer::fuzz_view() {
     }
     expect(ok, [&] {
       const Tensor got = x.flip(dims);
+      returned();
       HostView v = identity_view(s);
       for (int64_t d : dims) {
         const size_t w = wrap(d);
@@ -812,7 +836,7 @@ void Fuzzer::fuzz_view() {
       rest /= f;
     }
     if (n == 0 || rest != 1 || chance(30)) target.push_back(rest);
-    if (chance(30)) target[size_t(pick(0, int64_t(target.size()) - 1))] = -1;
+    if (!target.empty() && chance(30)) target[size_t(pick(0, int64_t(target.size()) - 1))] = -1;
     if (chance(10)) target.push_back(2);
     desc << " reshape " << describe(target);
     int64_t known = 1, infer = 0;
@@ -826,6 +850,7 @@ void Fuzzer::fuzz_view() {
                     (infer == 0 ? known == n : known != 0 && n % known == 0);
     expect(ok, [&] {
       const Tensor got = x.reshape(target);
+      returned();
       Shape resolved = target;
       for (auto& e : resolved)
         if (e == -1) e = n / known;
@@ -841,6 +866,7 @@ void Fuzzer::fuzz_cast() {
   auto [x, h] = input(s, from, Values::Wide);
   expect(true, [&] {
     const Tensor got = x.cast(to);
+    returned();
     Host ref{s, to, {}};
     for (double v : h.v) {
       if (is_floating(from) || to == DType::Bool || is_floating(to))
@@ -854,33 +880,37 @@ void Fuzzer::fuzz_cast() {
 
 void Fuzzer::fuzz_cat_stack() {
   const bool is_cat = chance(60);
-  const DType t = any_dtype();
   const Shape s = random_shape();
-  const int64_t nd = int64_t(s.size()), out_rank = is_cat ? nd : nd + 1;
-  const int64_t dim = pick(-out_rank - 1, out_rank);
-  const bool dim_ok = dim >= -out_rank && dim < out_rank && out_rank > 0;
-  const size_t d = size_t(dim < 0 ? dim + out_rank : dim);
   const int count = int(pick(0, 3));
+  const int64_t dim = pick(-int64_t(s.size()) - 2, int64_t(s.size()) + 1);
   desc << (is_cat ? "cat" : "stack") << " dim=" << dim << " n=" << count;
   std::vector<Tensor> xs;
   std::vector<Host> hs;
-  bool valid = dim_ok && count > 0;
   for (int i = 0; i < count; ++i) {
     Shape si = s;
-    if (is_cat && dim_ok && d < si.size()) si[d] = pick(0, 3);
+    if (is_cat && !si.empty()) si[size_t(pick(0, int64_t(si.size()) - 1))] = pick(0, 3);
     if (chance(5)) si = random_shape();
-    const DType ti = chance(5) ? any_dtype() : t;
-    if (ti != t) valid = false;
-    if (si.size() != s.size()) valid = false;
-    for (size_t j = 0; j < s.size() && j < si.size(); ++j)
-      if (si[j] != s[j] && !(is_cat && dim_ok && j == d)) valid = false;
-    auto [x, h] = input(si, ti, Values::Wide);
+    auto [x, h] = input(si, i > 0 && chance(5) ? any_dtype() : hs.empty() ? any_dtype() : hs[0].dtype,
+                        Values::Wide);
     xs.push_back(x);
     hs.push_back(h);
   }
+  // Valid: one dtype, the first tensor's rank, the same extents but along dim (cat).
+  bool valid = count > 0;
+  const Shape first = valid ? hs[0].shape : Shape{};
+  const DType t = valid ? hs[0].dtype : DType::F32;
+  const int64_t out_rank = is_cat ? int64_t(first.size()) : int64_t(first.size()) + 1;
+  valid = valid && out_rank > 0 && dim >= -out_rank && dim < out_rank;
+  const size_t d = size_t(dim < 0 ? dim + out_rank : dim);
+  for (const Host& h : hs) {
+    if (h.dtype != t || h.shape.size() != first.size()) valid = false;
+    for (size_t j = 0; valid && j < first.size(); ++j)
+      if (h.shape[j] != first[j] && !(is_cat && j == d)) valid = false;
+  }
   expect(valid, [&] {
     const Tensor got = is_cat ? cat(xs, dim) : stack(xs, dim);
-    Shape out = s;
+    returned();
+    Shape out = first;
     if (is_cat) {
       out[d] = 0;
       for (const Host& h : hs) out[d] += h.shape[d];
@@ -989,7 +1019,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("numr_fuzz: seed %llu, %lld calls, no failures\n", (unsigned long long)seed,
-              (long long)i);
+  std::printf("numr_fuzz: seed %llu, %lld calls (%lld valid, %lld invalid), no failures\n",
+              (unsigned long long)seed, (long long)i, (long long)g_valid_calls,
+              (long long)g_invalid_calls);
   return 0;
 }
