@@ -129,6 +129,10 @@ void Tensor::copy_to_host(void* dst) const {
 }
 
 double Tensor::item_double() const {
+  // Checked here so the error names item_double, not the cast or item it calls.
+  if (!defined()) fail<InvalidArgument>("item_double", "undefined tensor");
+  if (numel() != 1)
+    fail<InvalidArgument>("item_double", "tensor has ", numel(), " elements, not 1");
   return cast(DType::F64).item<double>();
 }
 

@@ -12,6 +12,7 @@
 
 #include "numr/numr.h"
 #include "reference/reference.h"
+#include "support/tolerance.h"
 
 namespace numr::test {
 
@@ -55,18 +56,6 @@ Tensor make_input(const Shape& shape, DType dtype, Device dev, const InputSpec& 
 // The tensor's values as doubles (on the host, row-major).
 RefTensor to_ref(const Tensor& t);
 
-// Tolerance for comparing an op's result in `dtype` with the float64 reference:
-// |got - ref| <= atol + rtol * |ref| elementwise, and ||got - ref|| / ||ref|| <= rel_norm.
-struct Tolerance {
-  double atol, rtol, rel_norm;
-};
-Tolerance tolerance_for(DType dtype);
-// A looser tolerance for results that sum many terms (reductions, matmul) of length k.
-Tolerance accumulation_tolerance(DType dtype, int64_t k);
-// For a GEMM of inner length k whose products are at most 1 in magnitude, summed in an
-// order the GEMM library chooses: the probabilistic bound of Higham and Mary,
-// |error| <= lambda sqrt(k) u sum|terms| <= lambda u k^1.5 (lambda = 4).
-Tolerance gemm_tolerance(DType dtype, int64_t k);
 
 // Compares; NaN must match NaN, ±Inf the same Inf. ref is rounded to got's dtype first.
 // Returns an empty string on success, else a description of the worst mismatch.
