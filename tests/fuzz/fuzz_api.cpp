@@ -105,8 +105,13 @@ void check(const Tensor& got, const Host& ref, const Tolerance& tol) {
 
 Shape Fuzzer::random_shape(int max_dims) {
   static const int64_t extents[] = {0, 1, 1, 2, 3, 4, 5, 7};
+  // Now and then extents past the kernels' vector widths, with tails.
+  static const int64_t wide[] = {8, 16, 17, 33, 65};
   Shape s(size_t(pick(0, max_dims)));
-  for (auto& e : s) e = extents[pick(chance(10) ? 0 : 1, 7)];
+  for (auto& e : s) e = chance(8) ? wide[pick(0, 4)] : extents[pick(chance(10) ? 0 : 1, 7)];
+  // The reference loops are quadratic in places: keep tensors small.
+  while (numel_of(s) > 1200)
+    for (auto& e : s) e = std::max<int64_t>(1, e / 2);
   return s;
 }
 
