@@ -81,7 +81,7 @@ std::vector<Case> matmul_cases() {
   const Tensor u;
   const Activation bad_act = static_cast<Activation>(200);
   return {
-      {"matmul_1d", [] { matmul(f32({3}), f32({3, 2})); }, NUMR_THROWS(InvalidArgument, "matmul")},
+      {"matmul_1d", [] { matmul(f32({3}), f32({3, 2})); }, NUMR_OK},
       {"matmul_0d", [] { matmul(f32({}), f32({})); }, NUMR_THROWS(InvalidArgument, "matmul")},
       {"matmul_inner", [] { matmul(f32({2, 3}), f32({4, 2})); }, NUMR_THROWS(ShapeMismatch, "matmul")},
       {"matmul_batch", [] { matmul(f32({2, 2, 3}), f32({3, 3, 2})); },

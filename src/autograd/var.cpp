@@ -85,7 +85,10 @@ Var Node::output() const {
   return Var(std::move(impl));
 }
 
-Var detach(const Var& x) { return Var(x.tensor(), false); }
+Var detach(const Var& x) {
+  const OpScope scope("detach");
+  return Var(x.tensor(), false);
+}
 
 bool grad_enabled() { return tl_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(tl_grad_enabled) { tl_grad_enabled = false; }

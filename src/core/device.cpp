@@ -33,12 +33,13 @@ Device parse_device(const std::string& text) {
   if (known && colon != std::string::npos) {
     // Decimal digits only: no sign, space or other text std::stoi would let through.
     const std::string digits = text.substr(colon + 1);
-    bool ok = kind != "cpu" && !digits.empty();
+    bool ok = !digits.empty();
     for (size_t i = 0; ok && i < digits.size(); ++i) {
       const char c = digits[i];
       ok = c >= '0' && c <= '9' && index <= (INT_MAX - (c - '0')) / 10;
       if (ok) index = index * 10 + (c - '0');
     }
+    if (kind == "cpu" && index != 0) ok = false;  // the one CPU device is cpu:0
     if (!ok) fail<InvalidArgument>("parse_device", "bad device index in '", text, "'");
   }
   if (kind == "cpu") return Device::cpu();
@@ -70,7 +71,10 @@ std::vector<Device> available_devices() {
   return out;
 }
 
-void synchronize(Device device) { backend_for(device).synchronize(); }
+void synchronize(Device device) {
+  const OpScope scope("synchronize");
+  backend_for(device).synchronize();
+}
 
 namespace {
 std::atomic<bool> g_allow_tf32{false};

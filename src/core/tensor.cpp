@@ -76,6 +76,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 
 Tensor Tensor::from_host(const void* data, size_t count, DType dtype, const Shape& shape,
                          Device device) {
+  const OpScope scope("from_host");
   ops::check_dtype_valid("from_host", dtype);
   if (!data && count != 0)
     fail<InvalidArgument>("from_host", "null data pointer for ", count, " values");

@@ -163,8 +163,8 @@ EpilogueGrads gemm_grads(const Gemm& g, const Tensor& a, const Tensor& b, Tensor
 
 Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bias,
                               Activation act) {
-  constexpr std::string_view op = "matmul_bias_activation";
-  const OpScope scope(op);
+  const OpScope scope("matmul_bias_activation");
+  const std::string_view op = current_op("matmul_bias_activation");  // the public op when called from another
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation, a, b, {&bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
@@ -173,8 +173,8 @@ Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bi
 
 Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias,
                             const Tensor& residual) {
-  constexpr std::string_view op = "matmul_bias_residual";
-  const OpScope scope(op);
+  const OpScope scope("matmul_bias_residual");
+  const std::string_view op = current_op("matmul_bias_residual");  // the public op when called from another
   const Gemm g = check_gemm(op, OpId::matmul_bias_residual, a, b, {&bias, &residual});
   check_bias(op, bias, g.n);
   check_like_out(op, "residual", residual, g);
@@ -183,8 +183,8 @@ Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias
 
 EpilogueForward matmul_bias_activation_fwd(const Tensor& a, const Tensor& b, const Tensor& bias,
                                            Activation act) {
-  constexpr std::string_view op = "matmul_bias_activation_fwd";
-  const OpScope scope(op);
+  const OpScope scope("matmul_bias_activation_fwd");
+  const std::string_view op = current_op("matmul_bias_activation_fwd");  // the public op when called from another
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation, a, b, {&bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
@@ -194,8 +194,8 @@ EpilogueForward matmul_bias_activation_fwd(const Tensor& a, const Tensor& b, con
 EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor& a,
                                                const Tensor& b, const Tensor& saved,
                                                Activation act) {
-  constexpr std::string_view op = "matmul_bias_activation_bwd_saved";
-  const OpScope scope(op);
+  const OpScope scope("matmul_bias_activation_bwd_saved");
+  const std::string_view op = current_op("matmul_bias_activation_bwd_saved");  // the public op when called from another
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation_bwd, a, b, {&grad, &saved});
   check_activation(op, act);
   check_like_out(op, "grad", grad, g);
@@ -206,8 +206,8 @@ EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor&
 
 EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, const Tensor& b,
                                          const Tensor& bias, Activation act) {
-  constexpr std::string_view op = "matmul_bias_activation_bwd";
-  const OpScope scope(op);
+  const OpScope scope("matmul_bias_activation_bwd");
+  const std::string_view op = current_op("matmul_bias_activation_bwd");  // the public op when called from another
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation_bwd, a, b, {&grad, &bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
@@ -220,8 +220,8 @@ EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, co
 
 std::pair<Tensor, Tensor> bias_activation_bwd(const Tensor& grad, const Tensor& saved,
                                               Activation act) {
-  constexpr std::string_view op = "bias_activation_bwd";
-  const OpScope scope(op);
+  const OpScope scope("bias_activation_bwd");
+  const std::string_view op = current_op("bias_activation_bwd");  // the public op when called from another
   ops::check_same(op, {&grad, &saved});
   check_float(op, OpId::bias_activation_bwd, grad.dtype());
   check_activation(op, act);

@@ -67,7 +67,7 @@ Tensor cat(const std::vector<Tensor>& xs, int64_t dim) {
                             " add up to more than an int64_t holds");
   }
   shape[size_t(d)] = total;
-  checked_numel("cat", shape);
+  checked_numel(current_op("cat"), shape);
   Tensor out = Tensor::empty(shape, first.dtype(), first.device());
   int64_t at = 0;
   for (const Tensor& x : xs) {
