@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/composition.h"
 #include "support/harness.h"
 
 namespace numr::test {
@@ -296,7 +297,15 @@ Tensor unfused_grad_pre(const Tensor& grad, const Tensor& saved, Activation act)
   return gp;
 }
 
+// When the harness forces the backward's composition, the grad_pre the tests hand the
+// reference GEMMs must come from the compositions too, so that both read the same values.
+const std::initializer_list<OpId> kBackwardParts = {
+    OpId::bias_activation_bwd, OpId::matmul_bias_activation, OpId::relu_bwd, OpId::gelu_bwd,
+    OpId::silu_bwd, OpId::sigmoid_bwd, OpId::tanh_bwd};
+bool backward_composed() { return composition_forced(OpId::matmul_bias_activation_bwd); }
+
 std::string check_backward(const Inputs& in, Activation act, DType t, Device dev, uint64_t seed) {
+  const ForceComposition path(backward_composed(), kBackwardParts);
   const Tensor grad = make_input(out_shape(in), t, dev, unit_spec(), seed);
   const EpilogueForward f = matmul_bias_activation_fwd(in.a, in.b, in.bias, act);
   const bool from_pre = needs_preactivation(act);
@@ -376,6 +385,7 @@ TEST(ParityEpilogue, BackwardRecomputing) {
         for (Activation act : kActs) {
           const Inputs in = make_inputs(s, batch, t, dev, seed += 4);
           const Tensor grad = make_input(out_shape(in), t, dev, unit_spec(), seed + 3);
+          const ForceComposition path(backward_composed(), kBackwardParts);
           const int64_t rows = in.batch == Batch::None ? in.m : kB * in.m;
           // The pre-activation as the op computes it (rounded to the dtype), and grad_pre
           // from it by numr's activation-backward op: the same formula, rounded once, so

@@ -24,8 +24,11 @@ struct OpInfo {
   OpId id;
   std::string_view name;
   OpFamily family;
-  uint8_t dtype_mask;  // bit i set: kAllDTypes[i] is accepted
+  uint32_t dtype_mask;  // bit i set: DType i is accepted (room for 32 dtypes)
   bool differentiable;
+  // The front end can build the op from other ops (its composition) when a backend has no
+  // kernel for it (Backend::supports); every other op is in each backend's required core.
+  bool composed;
 };
 
 std::span<const OpInfo> all_ops();

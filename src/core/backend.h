@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "numr/device.h"
@@ -124,11 +125,20 @@ struct RandomCall {
   int64_t low = 0, high = 1;
 };
 
+// A backend: a small required core (memory, elementwise, reduce, copy, fill, sequence,
+// random), which must take every op of those families at every dtype the op table lists,
+// and optional families. supports(op, dtype) says which optional ops have a kernel; the
+// front ends run an op's composition (src/ops/compose) where it says no, and never call
+// an optional family method for it. The defaults answer no and refuse the call.
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual Device device() const = 0;
   virtual std::string name() const = 0;
+
+  // Whether op runs here as a kernel at dtype t. Only asked for composed ops
+  // (OpInfo::composed); the required core's ops are always supported.
+  virtual bool supports(OpId op, DType t) const;
 
   // Memory. allocate throws OutOfMemory; deallocate(nullptr) is a no-op.
   virtual void* allocate(size_t nbytes) = 0;
@@ -141,17 +151,20 @@ class Backend {
   // Sets nbytes bytes at handle to `value` (used to poison fresh outputs in tests).
   virtual void fill_bytes(void* handle, size_t nbytes, uint8_t value) = 0;
 
-  // Op families.
+  // The required core. elementwise takes the ActMul, ActBwd and ActMulBwd ops only where
+  // supports() says so; reduce takes mean, var, std and logsumexp likewise.
   virtual void elementwise(const ElementwiseCall& call) = 0;
   virtual void reduce(const ReduceCall& call) = 0;
-  virtual void along_axis(const AxisCall& call) = 0;
-  virtual void matmul(const MatmulCall& call) = 0;
-  virtual void matmul_epilogue(const GemmEpilogueCall& call) = 0;
-  virtual void bias_activation_bwd(const BiasActBwdCall& call) = 0;
   virtual void copy(const CopyCall& call) = 0;
   virtual void fill(const FillCall& call) = 0;
   virtual void sequence(const SequenceCall& call) = 0;
   virtual void random(const RandomCall& call) = 0;
+
+  // Optional families.
+  virtual void along_axis(const AxisCall& call);
+  virtual void matmul(const MatmulCall& call);
+  virtual void matmul_epilogue(const GemmEpilogueCall& call);
+  virtual void bias_activation_bwd(const BiasActBwdCall& call);
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so
@@ -162,5 +175,15 @@ bool poison_allocations();
 // The backend for a device; throws BackendUnavailable with the reason when its driver or
 // the device is missing.
 Backend& backend_for(Device device);
+
+// One row of the backend table (src/core/backend_registry.cpp): how to reach the backend of
+// each index of a device type, and how many devices of that type this machine has.
+struct BackendEntry {
+  DeviceType type;
+  const char* name;
+  Backend& (*get)(int index);  // throws BackendUnavailable saying why
+  int (*count)();              // 0 when the driver or devices are missing; never throws
+};
+std::span<const BackendEntry> backend_table();
 
 }  // namespace numr

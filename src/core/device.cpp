@@ -4,8 +4,6 @@
 #include <climits>
 #include <string>
 
-#include "backends/cuda/context.h"
-#include "backends/cuda/cuda_backend.h"
 #include "core/backend.h"
 #include "core/thread_count.h"
 #include "core/op_scope.h"
@@ -13,8 +11,6 @@
 #include "numr/error.h"
 
 namespace numr {
-
-Backend& cpu_backend();  // backends/cpu/cpu_backend.cpp
 
 std::string Device::str() const {
   switch (type) {
@@ -50,24 +46,16 @@ Device parse_device(const std::string& text) {
 }
 
 Backend& backend_for(Device device) {
-  switch (device.type) {
-    case DeviceType::Cpu:
-      if (device.index != 0)
-        fail<BackendUnavailable>(current_op("cpu"), "there is one CPU device, cpu:0");
-      return cpu_backend();
-    case DeviceType::Cuda:
-      // Throws BackendUnavailable saying why: no driver, cuInit failed, or no such device.
-      return cuda::cuda_backend(device.index);
-    case DeviceType::WebGpu:
-      fail<BackendUnavailable>(current_op("webgpu"),
-                               "this build of numr has no WebGPU backend yet");
-  }
-  fail<BackendUnavailable>(current_op("device"), "unknown device type");
+  for (const BackendEntry& e : backend_table())
+    if (e.type == device.type) return e.get(device.index);
+  fail<BackendUnavailable>(current_op(device.type == DeviceType::WebGpu ? "webgpu" : "device"),
+                           "this build of numr has no backend for ", device.str());
 }
 
 std::vector<Device> available_devices() {
-  std::vector<Device> out{Device::cpu()};
-  for (int i = 0, n = cuda::cuda_device_count(); i < n; ++i) out.push_back(Device::cuda(i));
+  std::vector<Device> out;
+  for (const BackendEntry& e : backend_table())
+    for (int i = 0, n = e.count(); i < n; ++i) out.push_back(Device{e.type, i});
   return out;
 }
 

@@ -8,17 +8,34 @@
 namespace numr {
 namespace {
 
-constexpr uint8_t bit(DType t) { return uint8_t(1u << unsigned(t)); }
-constexpr uint8_t kFLOAT = bit(DType::F64) | bit(DType::F32) | bit(DType::F16) | bit(DType::BF16);
-constexpr uint8_t kSIGNED = kFLOAT | bit(DType::I64) | bit(DType::I32);
-constexpr uint8_t kNUMERIC = kSIGNED | bit(DType::U8);
-constexpr uint8_t kANY = kNUMERIC | bit(DType::Bool);
+constexpr uint32_t bit(DType t) { return uint32_t(1u) << unsigned(t); }
+constexpr uint32_t kFLOAT = bit(DType::F64) | bit(DType::F32) | bit(DType::F16) | bit(DType::BF16);
+constexpr uint32_t kSIGNED = kFLOAT | bit(DType::I64) | bit(DType::I32);
+constexpr uint32_t kNUMERIC = kSIGNED | bit(DType::U8);
+constexpr uint32_t kANY = kNUMERIC | bit(DType::Bool);
 constexpr bool kDIFF = true;
 constexpr bool kNONDIFF = false;
 
+// Ops with a composition (src/ops/compose): the fused and derived families, the reductions
+// that are sums underneath, and the GEMMs.
+constexpr bool has_composition(OpId id, OpFamily f) {
+  switch (f) {
+    case OpFamily::ActMul:
+    case OpFamily::ActBwd:
+    case OpFamily::ActMulBwd:
+    case OpFamily::Scan:
+    case OpFamily::Softmax:
+    case OpFamily::Matmul:
+    case OpFamily::Epilogue: return true;
+    default:
+      return id == OpId::mean || id == OpId::var || id == OpId::std || id == OpId::logsumexp;
+  }
+}
+
 constexpr OpInfo kOps[] = {
-#define NUMR_OP(name, family, dtypes, grad) \
-  {OpId::name, #name, OpFamily::family, k##dtypes, k##grad},
+#define NUMR_OP(name, family, dtypes, grad)                        \
+  {OpId::name, #name, OpFamily::family, k##dtypes, k##grad,        \
+   has_composition(OpId::name, OpFamily::family)},
 #include "numr/op_table.def"
 };
 

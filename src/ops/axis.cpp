@@ -2,6 +2,7 @@
 // the input is made contiguous and described to the backend as [outer, n, inner].
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/compose/compose.h"
 
 namespace numr {
 namespace {
@@ -18,6 +19,10 @@ Tensor axis_op(OpId op, const Tensor& x, int64_t dim) {
       fail<InvalidDimension>(name, "dim ", dim, " out of range for a tensor of 0 dims");
   } else {
     d = wrap_dim(name, dim, x.dim());
+  }
+  if (x.numel() > 0 && !use_kernel(backend_for(x.device()), op, x.dtype())) {
+    const Tensor r = compose::along_axis(op, x.dim() == 0 ? x.reshape({1}) : x, d);
+    return r.reshape(x.shape());
   }
   Tensor out = Tensor::empty(x.shape(), x.dtype(), x.device());
   if (out.numel() == 0) return out;

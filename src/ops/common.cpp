@@ -17,10 +17,10 @@ void check_dtype_valid(std::string_view op, DType t) {
 void check_dtype(OpId op, DType t) {
   check_dtype_valid(op_name(op), t);
   if (!op_accepts(op, t)) {
-    const uint8_t mask = op_info(op).dtype_mask;
+    const uint32_t mask = op_info(op).dtype_mask;
     std::string ok;
     for (DType d : kAllDTypes)
-      if (mask & (1u << unsigned(d))) {
+      if (mask & (uint32_t(1) << unsigned(d))) {
         if (!ok.empty()) ok += ' ';
         ok += dtype_name(d);
       }

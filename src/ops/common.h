@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/composition.h"
 #include "core/op_scope.h"
 #include "numr/error.h"
 #include "numr/op_info.h"

@@ -4,6 +4,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/compose/compose.h"
 
 namespace numr {
 namespace {
@@ -37,6 +38,8 @@ Tensor nary(OpId op, std::initializer_list<const Tensor*> ins, bool to_bool) {
   ops::check_dtype(op, first.dtype());
   Shape shape = first.shape();
   for (const Tensor* t : ins) shape = broadcast_shapes(op_name(op), shape, t->shape());
+  if (op_info(op).composed && !use_kernel(backend_for(first.device()), op, first.dtype()))
+    return compose::elementwise(op, ins, shape);
   ElementwiseCall call;
   call.op = op;
   return launch(call, ins, shape, to_bool ? DType::Bool : first.dtype(), first.device());
@@ -63,6 +66,10 @@ std::pair<Tensor, Tensor> act_mul_bwd(OpId op, const Tensor& g, const Tensor& a,
   // A gradient that must still be summed over broadcast dims stays in the compute type
   // (f32 for F16/BF16) until the sum is done, so it is rounded once.
   const DType wide = compute_dtype(a.dtype());
+  if (!use_kernel(backend_for(a.device()), op, a.dtype())) {
+    auto [da, db] = compose::act_mul_bwd(op, g, a, b, shape);
+    return {reduce_to(da, a.shape()).cast(a.dtype()), reduce_to(db, b.shape()).cast(b.dtype())};
+  }
   Tensor da = Tensor::empty(shape, a.shape() == shape ? a.dtype() : wide, a.device());
   Tensor db = Tensor::empty(shape, b.shape() == shape ? b.dtype() : wide, a.device());
   if (da.numel() != 0) {

@@ -6,6 +6,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/compose/compose.h"
 
 namespace numr {
 
@@ -91,8 +92,11 @@ void check_like_out(std::string_view op, const char* what, const Tensor& t, cons
 
 // out = act(a @ b + bias) (+ residual), and pre = a @ b + bias when want_pre and act needs it.
 // Arguments already checked.
-EpilogueForward run_forward(const Gemm& g, const Tensor& a, const Tensor& b, const Tensor& bias,
-                            const Tensor* residual, Activation act, bool want_pre) {
+EpilogueForward run_forward(OpId op, const Gemm& g, const Tensor& a, const Tensor& b,
+                            const Tensor& bias, const Tensor* residual, Activation act,
+                            bool want_pre) {
+  if (!use_kernel(backend_for(a.device()), op, a.dtype()))
+    return compose::epilogue(a, b, bias, residual, act, want_pre);
   const bool has_pre = want_pre && needs_preactivation(act);
   Tensor out = Tensor::empty(g.out_shape, a.dtype(), a.device());
   Tensor pre = has_pre ? Tensor::empty(g.out_shape, a.dtype(), a.device()) : out;
@@ -119,8 +123,10 @@ EpilogueForward run_forward(const Gemm& g, const Tensor& a, const Tensor& b, con
 
 // grad_pre = grad * act'(saved) (from the pre-activation when saved_is_pre, else from the
 // output) and d_bias = Σ over all leading dims of grad_pre, in one pass.
-std::pair<Tensor, Tensor> fused_pass(const Tensor& grad, const Tensor& saved, Activation act,
-                                     bool saved_is_pre) {
+std::pair<Tensor, Tensor> fused_pass(OpId op, const Tensor& grad, const Tensor& saved,
+                                     Activation act, bool saved_is_pre) {
+  if (grad.numel() > 0 && !use_kernel(backend_for(grad.device()), op, grad.dtype()))
+    return compose::bias_activation_bwd(grad, saved, act, saved_is_pre);
   const int64_t n = grad.shape().back();
   Tensor grad_pre = Tensor::empty(grad.shape(), grad.dtype(), grad.device());
   Tensor d_bias = Tensor::empty({n}, grad.dtype(), grad.device());
@@ -168,7 +174,7 @@ Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bi
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation, a, b, {&bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
-  return run_forward(g, a, b, bias, nullptr, act, false).out;
+  return run_forward(OpId::matmul_bias_activation, g, a, b, bias, nullptr, act, false).out;
 }
 
 Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias,
@@ -178,7 +184,9 @@ Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias
   const Gemm g = check_gemm(op, OpId::matmul_bias_residual, a, b, {&bias, &residual});
   check_bias(op, bias, g.n);
   check_like_out(op, "residual", residual, g);
-  return run_forward(g, a, b, bias, &residual, Activation::None, false).out;
+  return run_forward(OpId::matmul_bias_residual, g, a, b, bias, &residual, Activation::None,
+                     false)
+      .out;
 }
 
 EpilogueForward matmul_bias_activation_fwd(const Tensor& a, const Tensor& b, const Tensor& bias,
@@ -188,7 +196,7 @@ EpilogueForward matmul_bias_activation_fwd(const Tensor& a, const Tensor& b, con
   const Gemm g = check_gemm(op, OpId::matmul_bias_activation, a, b, {&bias});
   check_bias(op, bias, g.n);
   check_activation(op, act);
-  return run_forward(g, a, b, bias, nullptr, act, true);
+  return run_forward(OpId::matmul_bias_activation, g, a, b, bias, nullptr, act, true);
 }
 
 EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor& a,
@@ -200,7 +208,8 @@ EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor&
   check_activation(op, act);
   check_like_out(op, "grad", grad, g);
   check_like_out(op, "saved", saved, g);
-  auto [grad_pre, d_bias] = fused_pass(grad, saved, act, needs_preactivation(act));
+  auto [grad_pre, d_bias] =
+      fused_pass(OpId::matmul_bias_activation_bwd, grad, saved, act, needs_preactivation(act));
   return gemm_grads(g, a, b, std::move(grad_pre), std::move(d_bias));
 }
 
@@ -213,8 +222,10 @@ EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, co
   check_activation(op, act);
   check_like_out(op, "grad", grad, g);
   // Nothing was saved: recompute pre = a @ b + bias and take every derivative from it.
-  const Tensor pre = run_forward(g, a, b, bias, nullptr, Activation::None, false).out;
-  auto [grad_pre, d_bias] = fused_pass(grad, pre, act, true);
+  const Tensor pre = run_forward(OpId::matmul_bias_activation_bwd, g, a, b, bias, nullptr,
+                                 Activation::None, false)
+                         .out;
+  auto [grad_pre, d_bias] = fused_pass(OpId::matmul_bias_activation_bwd, grad, pre, act, true);
   return gemm_grads(g, a, b, std::move(grad_pre), std::move(d_bias));
 }
 
@@ -230,7 +241,7 @@ std::pair<Tensor, Tensor> bias_activation_bwd(const Tensor& grad, const Tensor& 
   if (saved.shape() != grad.shape())
     fail<ShapeMismatch>(op, "saved ", shape_str(saved.shape()), " must have grad's shape ",
                         shape_str(grad.shape()));
-  return fused_pass(grad, saved, act, needs_preactivation(act));
+  return fused_pass(OpId::bias_activation_bwd, grad, saved, act, needs_preactivation(act));
 }
 
 }  // namespace numr

@@ -6,6 +6,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/compose/compose.h"
 
 namespace numr {
 namespace ops {
@@ -64,6 +65,11 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& out_in) {
   a_full.push_back(k);
   b_full.push_back(k);
   b_full.push_back(n);
+  if (!use_kernel(be, OpId::matmul, a.dtype())) {
+    const Tensor r = compose::matmul(broadcast_to(a, a_full), broadcast_to(b, b_full));
+    be.copy(CopyCall{ref_of(r), ref_of(out)});
+    return;
+  }
   MatmulCall call;
   call.a = ops::broadcast_ref(a, a_full);
   call.b = ops::broadcast_ref(b, b_full);

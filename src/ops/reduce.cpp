@@ -7,6 +7,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/compose/compose.h"
 
 namespace numr {
 namespace {
@@ -72,6 +73,8 @@ Tensor reduce_op(OpId op, const Tensor& x, const std::vector<int64_t>& dims_in, 
 
   const std::optional<double> identity = empty_value(op);
   if (count == 0 && !identity) fail<InvalidArgument>(name, "cannot reduce an empty dim");
+  if (count > 0 && op_info(op).composed && !use_kernel(backend_for(x.device()), op, x.dtype()))
+    return compose::reduce(op, x, dims, keepdim, correction, count);
 
   Tensor out = Tensor::empty(keep_shape, output_dtype(op, x.dtype()), x.device());
   if (out.numel() > 0) {

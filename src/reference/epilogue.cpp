@@ -1,38 +1,9 @@
 // Reference GEMM epilogues: the triple loop in double, then the formulas from src/math.
-#include "math/elementwise.h"
+#include "math/activation.h"
 #include "numr/error.h"
 #include "reference/reference.h"
 
 namespace numr::reference {
-namespace {
-
-double act_of(Activation act, double x) {
-  switch (act) {
-    case Activation::None: return x;
-    case Activation::Relu: return math::relu(x);
-    case Activation::Gelu: return math::gelu(x);
-    case Activation::Silu: return math::silu(x);
-    case Activation::Sigmoid: return math::sigmoid(x);
-    case Activation::Tanh: return math::tanh(x);
-  }
-  return x;
-}
-
-double derivative(Activation act, double v, bool from_pre) {
-  switch (act) {
-    case Activation::None: return 1.0;
-    case Activation::Relu: return from_pre ? math::relu_grad(v) : math::relu_grad_from_out(v);
-    case Activation::Gelu: return math::gelu_grad(v);
-    case Activation::Silu: return math::silu_grad(v);
-    case Activation::Sigmoid:
-      return from_pre ? math::sigmoid_grad(v) : math::sigmoid_grad_from_out(v);
-    case Activation::Tanh: return from_pre ? math::tanh_grad(v) : math::tanh_grad_from_out(v);
-  }
-  return 1.0;
-}
-
-}  // namespace
-
 RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTensor& bias,
                           Activation act, const RefTensor* residual, RefTensor* pre) {
   const size_t nd = a.shape.size();
@@ -56,7 +27,7 @@ RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTenso
         s += bias.v[size_t(j)];
         const size_t o = size_t((t * m + i) * n + j);
         if (pre) pre->v[o] = s;
-        out.v[o] = act_of(act, s) + (residual ? residual->v[o] : 0.0);
+        out.v[o] = math::activate(act, s) + (residual ? residual->v[o] : 0.0);
       }
   return out;
 }
@@ -69,7 +40,7 @@ void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
   d_bias.shape = {n};
   d_bias.v.assign(size_t(n), 0.0);
   for (size_t i = 0; i < grad.v.size(); ++i) {
-    const double gp = grad.v[i] * math::finite_or_zero(derivative(act, saved.v[i], saved_is_pre));
+    const double gp = grad.v[i] * math::finite_or_zero(math::activation_grad(act, saved.v[i], saved_is_pre));
     grad_pre.v[i] = gp;
     d_bias.v[i % size_t(n)] += gp;
   }

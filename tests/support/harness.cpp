@@ -5,10 +5,12 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "core/backend.h"
+#include "core/composition.h"
 #include "support/gradcheck.h"
 
 namespace numr::test {
@@ -209,8 +211,9 @@ struct CoverageKey {
   OpId op;
   DType dtype;
   std::string backend;
+  bool composed;  // the run went through the op's composition, not the backend's kernel
   bool operator<(const CoverageKey& o) const {
-    return std::tie(op, dtype, backend) < std::tie(o.op, o.dtype, o.backend);
+    return std::tie(op, dtype, backend, composed) < std::tie(o.op, o.dtype, o.backend, o.composed);
   }
 };
 std::mutex g_cov_mu;
@@ -220,9 +223,9 @@ std::map<CoverageKey, Outcome>& coverage() {
 }
 }  // namespace
 
-void record(OpId op, DType dtype, const std::string& backend, Outcome outcome) {
+void record(OpId op, DType dtype, const std::string& backend, Outcome outcome, bool composed) {
   std::lock_guard<std::mutex> lock(g_cov_mu);
-  auto [it, inserted] = coverage().try_emplace(CoverageKey{op, dtype, backend}, outcome);
+  auto [it, inserted] = coverage().try_emplace(CoverageKey{op, dtype, backend, composed}, outcome);
   if (!inserted && outcome == Outcome::Failed) it->second = Outcome::Failed;
 }
 
@@ -232,24 +235,34 @@ static std::string backend_label(Device d) {
 
 void for_each_case(OpId op, const std::vector<DType>& dtypes,
                    const std::function<std::string(DType, Device)>& check) {
+  // A composed op runs twice: as the backend chooses, and with its composition forced.
+  const int runs = op_info(op).composed ? 2 : 1;
   for (DType t : dtypes) {
     for (const TestDevice& td : test_devices()) {
       const std::string label = backend_label(td.device);
       if (!td.available) {
-        record(op, t, label, Outcome::Skipped);
+        for (int r = 0; r < runs; ++r) record(op, t, label, Outcome::Skipped, r == 1);
         continue;
       }
-      std::string msg;
-      try {
-        msg = check(t, td.device);
-      } catch (const std::exception& e) {
-        msg = std::string("threw: ") + e.what();
-      }
-      if (msg.empty()) {
-        record(op, t, label, Outcome::Passed);
-      } else {
-        record(op, t, label, Outcome::Failed);
-        ADD_FAILURE() << "[" << op_name(op) << "] " << t << " on " << td.device << ": " << msg;
+      for (int r = 0; r < runs; ++r) {
+        std::optional<ForceComposition> force;
+        if (r == 1) force.emplace(std::initializer_list<OpId>{op});
+        const PathCounts before = path_counts(op);
+        std::string msg;
+        try {
+          msg = check(t, td.device);
+        } catch (const std::exception& e) {
+          msg = std::string("threw: ") + e.what();
+        }
+        // Which path ran, as the front end counted it.
+        const bool composed = path_counts(op).composed > before.composed;
+        if (msg.empty()) {
+          record(op, t, label, Outcome::Passed, composed);
+        } else {
+          record(op, t, label, Outcome::Failed, composed);
+          ADD_FAILURE() << "[" << op_name(op) << "] " << t << " on " << td.device
+                        << (composed ? " (composition)" : "") << ": " << msg;
+        }
       }
     }
   }
@@ -277,31 +290,38 @@ class CoverageReport : public ::testing::Environment {
   void TearDown() override {
     std::lock_guard<std::mutex> lock(g_cov_mu);
     std::ostringstream os;
-    os << "\nCoverage (per backend: dtypes passed / accepted; S = skipped, F = failed)\n";
-    os << padded("op", 27) << padded("family", 12) << padded("cpu", 15) << padded("cuda", 15)
+    os << "\nCoverage (per backend: dtypes passed / accepted through the kernel, then through the "
+          "composition for composed ops; S = skipped, F = failed)\n";
+    os << padded("op", 27) << padded("family", 12) << padded("cpu", 26) << padded("cuda", 26)
        << "webgpu\n";
     std::vector<std::string> missing;
     for (const OpInfo& info : all_ops()) {
       os << padded(info.name, 27) << padded(family_name(info.family), 12);
       for (const char* be : {"cpu", "cuda", "webgpu"}) {
-        int accepted = 0, passed = 0, failed = 0, skipped = 0;
-        for (DType t : kAllDTypes) {
-          if (!op_accepts(info.id, t)) continue;
-          ++accepted;
-          auto it = coverage().find(CoverageKey{info.id, t, be});
-          if (it == coverage().end()) {
-            if (std::string(be) == "cpu")
-              missing.push_back(std::string(info.name) + "/" + std::string(dtype_name(t)));
-            continue;
+        std::string cell;
+        for (bool composed : {false, true}) {
+          if (composed && !info.composed) break;
+          int accepted = 0, passed = 0, failed = 0, skipped = 0;
+          for (DType t : kAllDTypes) {
+            if (!op_accepts(info.id, t)) continue;
+            ++accepted;
+            auto it = coverage().find(CoverageKey{info.id, t, be, composed});
+            if (it == coverage().end()) {
+              if (std::string(be) == "cpu")
+                missing.push_back(std::string(info.name) + "/" + std::string(dtype_name(t)) +
+                                  (composed ? " (composition)" : ""));
+              continue;
+            }
+            if (it->second == Outcome::Passed) ++passed;
+            if (it->second == Outcome::Failed) ++failed;
+            if (it->second == Outcome::Skipped) ++skipped;
           }
-          if (it->second == Outcome::Passed) ++passed;
-          if (it->second == Outcome::Failed) ++failed;
-          if (it->second == Outcome::Skipped) ++skipped;
+          if (composed) cell += " c ";
+          cell += std::to_string(passed) + "/" + std::to_string(accepted);
+          if (skipped) cell += " S" + std::to_string(skipped);
+          if (failed) cell += " F" + std::to_string(failed);
         }
-        std::string cell = std::to_string(passed) + "/" + std::to_string(accepted);
-        if (skipped) cell += " S" + std::to_string(skipped);
-        if (failed) cell += " F" + std::to_string(failed);
-        os << padded(cell, 15);
+        os << padded(cell, 26);
       }
       os << "\n";
     }

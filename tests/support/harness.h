@@ -67,7 +67,9 @@ void set_poison(bool on);
 
 // Coverage: each parity check records (op, dtype, backend) as passed/failed/skipped.
 enum class Outcome { Passed, Failed, Skipped };
-void record(OpId op, DType dtype, const std::string& backend, Outcome outcome);
+// composed: the run went through the op's composition (see core/composition.h).
+void record(OpId op, DType dtype, const std::string& backend, Outcome outcome,
+            bool composed = false);
 
 // Runs `check` for every (dtype, device) pair: records outcomes, reports skipped devices,
 // and fails the current test with the message check returns when it is not empty.

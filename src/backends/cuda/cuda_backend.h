@@ -16,6 +16,8 @@ class CudaBackend final : public Backend {
 
   Device device() const override;
   std::string name() const override;  // "cuda:0/sm_90 (NVIDIA H100 80GB HBM3)"
+  // Every op of the table has a CUDA kernel.
+  bool supports(OpId op, DType t) const override { return op_accepts(op, t); }
   CudaDevice& cuda_device() const { return dev_; }
 
   void* allocate(size_t nbytes) override;
