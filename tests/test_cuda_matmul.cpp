@@ -13,6 +13,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,18 @@ class Tf32Guard {
 
 // ---- no GPU needed ----
 
+TEST(CudaMatmul, EpiloguePassGeneratesForEveryTarget) {
+  for (const ptx::Target t : {ptx::Target{80, 8, 0}, ptx::Target{90, 8, 0}}) {
+    const std::vector<cu::GeneratedKernel> kernels = cu::epilogue_kernels(t);
+    ASSERT_FALSE(kernels.empty());
+    std::set<std::string> names;
+    for (const cu::GeneratedKernel& k : kernels)
+      EXPECT_TRUE(names.insert(k.name).second) << "two kernels named " << k.name;
+  }
+}
+
 TEST(CudaMatmul, EpiloguePassAssemblesForEveryTarget) {
-  if (!numr::test::find_ptxas()) GTEST_SKIP() << "ptxas not found";
+  NUMR_REQUIRE_PTXAS();
   for (const ptx::Target t : {ptx::Target{80, 8, 0}, ptx::Target{90, 8, 0}}) {
     const std::vector<cu::GeneratedKernel> kernels = cu::epilogue_kernels(t);
     ASSERT_FALSE(kernels.empty());
