@@ -7,7 +7,6 @@
 
 #include <cctype>
 #include <string>
-#include <tuple>
 
 #include "backends/cuda/sm90_gemm.h"
 #include "numr/error.h"
@@ -76,63 +75,31 @@ void end_without_ptxas() {
   if (!numr::test::find_ptxas()) GTEST_SKIP() << numr::test::no_ptxas_reason();
 }
 
+// Every kernel sm90_gemm_bias_act runs: each activation, cluster size and dtype, the BF16
+// kernel with either bias dtype and, with clusters of 1, with and without split tail; PTX
+// ISA 8.0 for all of them and the newest the driver may report (8.7) for the defaults.
 TEST(Sm90GemmPtx, AssemblesForSm90aWithoutSpills) {
   for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
     for (int cluster : {1, 2})
-      for (const auto& [isa_minor, schedule, stages, group, width, split] :
-           {std::tuple{0, Sm90Schedule::PingPong, 0, 16, 8, true},
-            std::tuple{7, Sm90Schedule::PingPong, 7, 0, 16, true},
-            std::tuple{7, Sm90Schedule::PingPong, 0, 8, 16, false},
-            std::tuple{0, Sm90Schedule::PingPong, 5, 16, 8, false},
-            std::tuple{7, Sm90Schedule::Cooperative, 0, 8, 16, true},
-            std::tuple{0, Sm90Schedule::Cooperative, 0, 0, 8, false}})
-        expect_assembles(Sm90GemmConfig{.act = act,
-                                        .cluster = cluster,
-                                        .ptx_major = 8,
-                                        .ptx_minor = isa_minor,
-                                        .schedule = schedule,
-                                        .stages = stages,
-                                        .group_rows = group,
-                                        .store_width = width,
-                                        .split_division = split});
-  end_without_ptxas();
-}
-
-// The cooperative BF16 kernel with part of its epilogue deferred into the next tile's main
-// loop (Sm90GemmConfig::deferred_groups): the deferred values must fit beside the
-// accumulators with no spills and leave the wgmma pipeline unserialised.
-TEST(Sm90GemmPtx, DeferredEpilogueAssemblesWithoutSpills) {
-  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
-    for (int cluster : {1, 2})
-      for (const auto& [stages, deferred] :
-           {std::pair{0, 1}, std::pair{0, 4}, std::pair{0, 5}, std::pair{3, 5}}) {
-        Sm90GemmConfig config = sm90_gemm_default_config(act, cluster, DType::BF16);
-        config.stages = stages;
-        config.deferred_groups = deferred;
+      for (DType dt : {DType::BF16, DType::F32}) {
+        Sm90GemmConfig config = sm90_gemm_default_config(act, cluster, dt);
+        config.ptx_minor = 7;
         expect_assembles(config);
+        config.ptx_minor = 0;
+        for (DType bias : {DType::F32, DType::BF16})
+          for (bool split_tail : {false, true}) {
+            if (bias == DType::BF16 && dt != DType::BF16) continue;
+            if (split_tail && (dt != DType::BF16 || cluster != 1)) continue;
+            config.bias_dtype = bias;
+            config.split_tail = split_tail;
+            expect_assembles(config);
+          }
       }
   end_without_ptxas();
 }
 
-// The cooperative BF16 kernel that splits a last, partly filled wave along K
-// (Sm90GemmConfig::split_tail), with its deferred epilogue and without, both bias dtypes.
-TEST(Sm90GemmPtx, SplitTailAssemblesWithoutSpills) {
-  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
-    for (int deferred : {0, 5})
-      for (DType bias : {DType::F32, DType::BF16}) {
-        Sm90GemmConfig config = sm90_gemm_default_config(act, 1, DType::BF16);
-        config.deferred_groups = deferred;
-        config.bias_dtype = bias;
-        config.split_tail = true;
-        expect_assembles(config);
-      }
-  end_without_ptxas();
-}
-
-// Split tail is for the cooperative BF16 kernel with clusters of 1 only.
+// Split tail is for the BF16 kernel with clusters of 1 only.
 TEST(Sm90GemmPtx, SplitTailRejectsOtherKernels) {
-  Sm90GemmConfig pingpong{.act = Activation::Gelu, .split_tail = true};
-  EXPECT_THROW((void)sm90_gemm_ptx(pingpong), numr::BackendError);
   Sm90GemmConfig clusters = sm90_gemm_default_config(Activation::Gelu, 2, DType::BF16);
   clusters.split_tail = true;
   EXPECT_THROW((void)sm90_gemm_ptx(clusters), numr::BackendError);
@@ -156,129 +123,42 @@ TEST(Sm90GemmSplitTail, SplitsThePartlyFilledLastWave) {
   EXPECT_EQ(sm90_gemm_split_tiles(12, 0, 10), 0);
 }
 
-// The TF32 kernel (F32 operands, B's fragments from registers, two fragment sets), both
-// schedules.
-TEST(Sm90GemmPtx, Tf32AssemblesForSm90aWithoutSpills) {
-  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
-    for (int cluster : {1, 2})
-      for (const auto& [isa_minor, schedule, stages, split] :
-           {std::tuple{0, Sm90Schedule::PingPong, 0, true},
-            std::tuple{7, Sm90Schedule::PingPong, 5, false},
-            std::tuple{7, Sm90Schedule::Cooperative, 0, true},
-            std::tuple{0, Sm90Schedule::Cooperative, 3, false}})
-        expect_assembles(Sm90GemmConfig{.act = act,
-                                        .cluster = cluster,
-                                        .ptx_major = 8,
-                                        .ptx_minor = isa_minor,
-                                        .schedule = schedule,
-                                        .stages = stages,
-                                        .split_division = split,
-                                        .dtype = DType::F32});
-  end_without_ptxas();
-}
-
-// One reciprocal per group of 2 or 4 values, with and without the deferred epilogue.
-TEST(Sm90GemmPtx, GroupedReciprocalsAssemble) {
-  for (Activation act : {Activation::Gelu, Activation::Silu})
-    for (int group : {2, 4})
-      for (int deferred : {0, 5}) {
-        Sm90GemmConfig config = sm90_gemm_default_config(act, 1, DType::BF16);
-        config.reciprocal_group = group;
-        config.deferred_groups = deferred;
-        expect_assembles(config);
-      }
-  end_without_ptxas();
-}
-
-// The kernels sm90_gemm_bias_act runs by default.
-TEST(Sm90GemmPtx, DefaultKernelsAssemble) {
-  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu})
-    for (int cluster : {1, 2})
-      for (DType dt : {DType::BF16, DType::F32}) {
-        Sm90GemmConfig config = sm90_gemm_default_config(act, cluster, dt);
-        expect_assembles(config);
-        // matmul_bias_activation's BF16 calls pass their BF16 bias as it is.
-        if (dt == DType::BF16) {
-          config.bias_dtype = DType::BF16;
-          expect_assembles(config);
-        }
-      }
+TEST(Sm90GemmPtx, NamesLayoutsAndRefusals) {
   EXPECT_EQ(sm90_gemm_default_config(Activation::Relu, 2, DType::BF16).name(),
             "sm90_gemm_bf16_relu_128x256x64_s4_g16_d5_c2");
   EXPECT_EQ(sm90_gemm_default_config(Activation::Gelu, 1, DType::BF16).name(),
             "sm90_gemm_bf16_gelu_128x256x64_s4_g16_rcp_q2_d5_sk");
   EXPECT_EQ(sm90_gemm_default_config(Activation::None, 1, DType::F32).name(),
             "sm90_gemm_tf32_none_128x256x32_s4_g16");
-  end_without_ptxas();
-}
-
-TEST(Sm90GemmPtx, NamesAndRefusals) {
-  EXPECT_EQ(Sm90GemmConfig{.act = Activation::Gelu}.name(),
-            "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16_w8_rcp");
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Silu, .cluster = 2}.name()),
-            "sm90_gemm_bf16_silu_pp128x128x64_s6_g16_w8_rcp_c2");
-  // Split division names only the activations that divide.
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Relu, .store_width = 16}.name()),
-            "sm90_gemm_bf16_relu_pp128x128x64_s6_g16");
-  EXPECT_EQ(
-      (Sm90GemmConfig{.act = Activation::Gelu, .store_width = 16, .split_division = false}.name()),
-      "sm90_gemm_bf16_gelu_pp128x128x64_s6_g16");
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Relu,
-                            .schedule = Sm90Schedule::Cooperative,
-                            .group_rows = 0,
-                            .store_width = 16}
-                 .name()),
-            "sm90_gemm_bf16_relu_128x256x64_s4");
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Gelu, .dtype = DType::F32}.name()),
-            "sm90_gemm_tf32_gelu_pp128x128x32_s6_g16_rcp");
-  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.dtype = DType::F32}).stage_bytes, 32768);
-  const Sm90GemmConfig tf32_coop{
-      .act = Activation::Gelu, .schedule = Sm90Schedule::Cooperative, .dtype = DType::F32};
-  EXPECT_EQ(tf32_coop.name(), "sm90_gemm_tf32_gelu_128x256x32_s4_g16_rcp");
-  EXPECT_EQ(sm90_gemm_layout(tf32_coop).stage_bytes, 16384 + 32768);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F16}), BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.group_rows = -1}), BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.store_width = 4}), BackendError);
-  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{}).shared_bytes, 6 * 32768 + 2 * 6 * 8 + 1024);
-  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.schedule = Sm90Schedule::Cooperative}).stage_bytes,
-            49152);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.stages = 8}), BackendError);
+  EXPECT_EQ(sm90_gemm_default_config(Activation::Silu, 2, DType::F32).name(),
+            "sm90_gemm_tf32_silu_128x256x32_s4_g16_rcp_c2");
+  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Silu, .bias_dtype = DType::BF16}.name()),
+            "sm90_gemm_bf16_silu_128x256x64_s4_g16_rcp_q2_d5_bias16");
+  // 4 stages of A (128 x 128 bytes) and B (k step x 256 elements), 4 + 4 mbarriers, split
+  // tail's table of parts, and 1 KiB for the alignment of the base.
+  const Sm90GemmLayout bf16 = sm90_gemm_layout(Sm90GemmConfig{});
+  EXPECT_EQ(bf16.tile_n, 256);
+  EXPECT_EQ(bf16.stages, 4);
+  EXPECT_EQ(bf16.stage_bytes, 16384 + 32768);
+  EXPECT_EQ(bf16.shared_bytes, 4 * 49152 + 2 * 4 * 8 + 1024);
+  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.split_tail = true}).shared_bytes,
+            4 * 49152 + 2 * 4 * 8 + 32 + 1024);
+  EXPECT_EQ(sm90_gemm_layout(Sm90GemmConfig{.dtype = DType::F32}).stage_bytes, 16384 + 32768);
   EXPECT_NE(sm90_gemm_ptx(Sm90GemmConfig{.cluster = 2}).find(".reqnctapercluster 2, 1, 1"),
             std::string::npos);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F16}), BackendError);
   EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.cluster = 4}), BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.act = Activation::Tanh}), BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F32, .bias_dtype = DType::BF16}),
+               BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.bias_dtype = DType::F16}), BackendError);
+  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.ptx_major = 7, .ptx_minor = 8}), BackendError);
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64}), 1);
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 2}), 2);
   EXPECT_EQ(sm90_gemm_cluster(Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .dtype = DType::F32}), 1);
   EXPECT_EQ(sm90_gemm_cluster(
                 Sm90GemmArgs{.m = 512, .n = 256, .k = 64, .cluster = 2, .dtype = DType::F32}),
             2);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.act = Activation::Tanh}), BackendError);
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Relu, .bias_dtype = DType::BF16}.name()),
-            "sm90_gemm_bf16_relu_pp128x128x64_s6_g16_w8_bias16");
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.dtype = DType::F32, .bias_dtype = DType::BF16}),
-               BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.bias_dtype = DType::F16}), BackendError);
-  // Grouped reciprocals: 1, 2 or 4 values, BF16 with split division only; named where the
-  // activation divides.
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Silu, .reciprocal_group = 4}.name()),
-            "sm90_gemm_bf16_silu_pp128x128x64_s6_g16_w8_rcp_q4");
-  EXPECT_EQ((Sm90GemmConfig{.act = Activation::Relu, .reciprocal_group = 2}.name()),
-            "sm90_gemm_bf16_relu_pp128x128x64_s6_g16_w8");
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.reciprocal_group = 3}), BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.split_division = false, .reciprocal_group = 2}),
-               BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.reciprocal_group = 2, .dtype = DType::F32}),
-               BackendError);
-  // A deferred epilogue: cooperative BF16 only, at most the tile's 8 column groups.
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.deferred_groups = 2}), BackendError);
-  EXPECT_THROW(
-      (void)sm90_gemm_ptx(Sm90GemmConfig{
-          .schedule = Sm90Schedule::Cooperative, .dtype = DType::F32, .deferred_groups = 2}),
-      BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(
-                   Sm90GemmConfig{.schedule = Sm90Schedule::Cooperative, .deferred_groups = 9}),
-               BackendError);
-  EXPECT_THROW((void)sm90_gemm_ptx(Sm90GemmConfig{.ptx_major = 7, .ptx_minor = 8}), BackendError);
   EXPECT_TRUE(sm90_gemm_shape_ok(8192, 4096, 4096));
   EXPECT_TRUE(sm90_gemm_shape_ok(128, 256, 64));
   EXPECT_FALSE(sm90_gemm_shape_ok(100, 256, 64));
