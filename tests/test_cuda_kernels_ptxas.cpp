@@ -1,5 +1,6 @@
-// Every kernel the CUDA backend can generate (kernel_catalog.h) assembles with ptxas for
-// sm_80 and sm_90 with no error and no warning. Needs no GPU: only ptxas (skipped without).
+// Every kernel the CUDA backend can generate (kernel_catalog.h) is generated with unique
+// entry names, and assembles with ptxas for sm_80 and sm_90 with no error and no warning.
+// Needs no GPU; the assembly needs ptxas (skipped without, and in the sanitized tier).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,17 +19,23 @@ namespace {
 constexpr int kThreads = 2;
 constexpr size_t kMaxReported = 5;
 
-void expect_catalog_assembles(const ptx::Target& target) {
-  if (!numr::test::find_ptxas())
-    GTEST_SKIP() << "ptxas not found (set NUMR_PTXAS, put it on PATH, or install it in "
-                    "/usr/local/cuda/bin)";
+// Generates the whole catalog for `target`; its entry names must be unique, since the
+// kernel cache keys and the names are one string.
+void expect_catalog_generates(const ptx::Target& target) {
   const std::vector<GeneratedKernel> kernels = all_kernels(target);
   ASSERT_FALSE(kernels.empty());
-
-  // Entry names must be unique: the kernel cache keys and the names are one string.
   std::set<std::string> names;
-  for (const GeneratedKernel& k : kernels)
+  for (const GeneratedKernel& k : kernels) {
     EXPECT_TRUE(names.insert(k.name).second) << "two kernels named " << k.name;
+    EXPECT_NE(k.ptx.find(".entry " + k.name + "("), std::string::npos) << k.name;
+  }
+  std::printf("[ PtxCatalog ] %zu kernels generated for sm_%d\n", kernels.size(), target.sm);
+}
+
+void expect_catalog_assembles(const ptx::Target& target) {
+  NUMR_REQUIRE_PTXAS();
+  const std::vector<GeneratedKernel> kernels = all_kernels(target);
+  ASSERT_FALSE(kernels.empty());
 
   std::atomic<size_t> next{0};
   std::mutex mu;
@@ -53,6 +60,8 @@ void expect_catalog_assembles(const ptx::Target& target) {
   std::printf("[ PtxCatalog ] %zu kernels assembled for sm_%d\n", kernels.size(), target.sm);
 }
 
+TEST(PtxCatalog, GeneratesForSm80) { expect_catalog_generates(ptx::Target{80, 8, 7}); }
+TEST(PtxCatalog, GeneratesForSm90) { expect_catalog_generates(ptx::Target{90, 8, 7}); }
 TEST(PtxCatalog, AssemblesForSm80) { expect_catalog_assembles(ptx::Target{80, 8, 7}); }
 TEST(PtxCatalog, AssemblesForSm90) { expect_catalog_assembles(ptx::Target{90, 8, 7}); }
 

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,8 +87,18 @@ class Tf32Guard {
 
 // ---- no GPU needed ----
 
+TEST(CudaMatmul, EpiloguePassGeneratesForEveryTarget) {
+  for (const ptx::Target t : {ptx::Target{80, 8, 0}, ptx::Target{90, 8, 0}}) {
+    const std::vector<cu::GeneratedKernel> kernels = cu::epilogue_kernels(t);
+    ASSERT_FALSE(kernels.empty());
+    std::set<std::string> names;
+    for (const cu::GeneratedKernel& k : kernels)
+      EXPECT_TRUE(names.insert(k.name).second) << "two kernels named " << k.name;
+  }
+}
+
 TEST(CudaMatmul, EpiloguePassAssemblesForEveryTarget) {
-  if (!numr::test::find_ptxas()) GTEST_SKIP() << "ptxas not found";
+  NUMR_REQUIRE_PTXAS();
   for (const ptx::Target t : {ptx::Target{80, 8, 0}, ptx::Target{90, 8, 0}}) {
     const std::vector<cu::GeneratedKernel> kernels = cu::epilogue_kernels(t);
     ASSERT_FALSE(kernels.empty());
@@ -757,14 +768,14 @@ TEST(CudaMatmul, StagedF16AndBf16EpiloguesMatchCpu) {
   check_epilogues(DType::F16, epilogue_cases()[3], true);
 }
 
-// Compares the own GEMM's BF16 results with the staged path's. A kernel that divides with
-// one reciprocal per group of values (Sm90GemmConfig::reciprocal_group > 1) computes each
-// quotient within a few f32 ulp of div.full.f32's, so its BF16 rounding may land one BF16
-// ulp away where the f32 value lies that close to a rounding boundary: about 1 in 10^4
-// elements. Such a kernel may differ in at most 1 in 10^3 elements, each by one BF16 ulp;
-// every other kernel must equal the staged path bit for bit.
+// Compares the own GEMM's BF16 results with the staged path's. Its Gelu and Silu divide
+// with one reciprocal per pair of values (Sm90GemmConfig::dtype), each quotient within a few
+// f32 ulp of div.full.f32's, so their BF16 rounding may land one BF16 ulp away where the f32
+// value lies that close to a rounding boundary: about 1 in 10^4 elements. Those may differ
+// in at most 1 in 10^3 elements, each by one BF16 ulp (`paired`); every other result must
+// equal the staged path bit for bit.
 void expect_matches_staged(const std::vector<float>& got, const std::vector<float>& want,
-                           int reciprocal_group, const std::string& label) {
+                           bool paired, const std::string& label) {
   ASSERT_EQ(got.size(), want.size()) << label;
   size_t differ = 0, far = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -776,7 +787,7 @@ void expect_matches_staged(const std::vector<float>& got, const std::vector<floa
                           !std::isnan(got[i]) && !std::isnan(want[i]);
     far += !adjacent;
   }
-  if (reciprocal_group == 1) {
+  if (!paired) {
     EXPECT_EQ(differ, 0u) << label << ": elements that differ of " << got.size();
     return;
   }
@@ -784,8 +795,9 @@ void expect_matches_staged(const std::vector<float>& got, const std::vector<floa
   EXPECT_LE(differ, got.size() / 1000) << label << ": elements that differ of " << got.size();
 }
 
-int default_reciprocal_group(Activation act) {
-  return cu::sm90_gemm_default_config(act, 1, DType::BF16).reciprocal_group;
+// Whether the BF16 kernel's activation divides with one reciprocal per pair of values.
+bool paired_reciprocals(Activation act) {
+  return act == Activation::Gelu || act == Activation::Silu;
 }
 
 // Shapes numr's own sm_90 GEMM takes (gemm_epilogue_own.h): 2-D, a stack of items on one
@@ -814,21 +826,19 @@ TEST(CudaMatmul, OwnGemmEpilogueMatchesCpuAndStagedPath) {
     cu::set_own_gemm_epilogue_for_testing(false);
     const Tensor staged = matmul_bias_activation(a, b, bias, act);
     cu::set_own_gemm_epilogue_for_testing(true);
-    expect_matches_staged(
-        own.cast(DType::F32).to_vector<float>(), staged.cast(DType::F32).to_vector<float>(),
-        took ? default_reciprocal_group(act) : 1, std::string(activation_name(act)));
+    expect_matches_staged(own.cast(DType::F32).to_vector<float>(),
+                          staged.cast(DType::F32).to_vector<float>(),
+                          took && paired_reciprocals(act), std::string(activation_name(act)));
   }
 }
 
-// Both schedules of the BF16 kernel (the default takes the cooperative one), with clusters
-// of 1 and 2, the cooperative one also with 2 and 5 of its 8 column groups' epilogue
-// deferred into the next tile's main loop (the default: 5), on the full grid and on one CTA (every tile in turn on
-// it): each equal to the staged path bit for bit.
-TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
+// The BF16 kernel with clusters of 1 and 2, an F32 and a BF16 bias, on the full grid and on
+// one CTA (every tile in turn on it), with 3 k blocks (fewer than the deferred epilogue's
+// units: every unit left runs in the last k block) and 10 (one unit per k block): each
+// equal to the staged path (within one BF16 ulp where Gelu and Silu pair reciprocals).
+TEST(CudaMatmul, OwnGemmClustersEqualStagedPath) {
   REQUIRE_CUDA();
   if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
-  // K = 192: 3 k blocks, fewer than a deferred epilogue's units (every unit left runs in the
-  // last k block); K = 640: 10, one unit per k block.
   for (int64_t k : {192, 640}) {
     const Tensor a = uniform({512, k}, DType::BF16, 43).to(kGpu);
     const Tensor b = uniform({k, 768}, DType::BF16, 44).to(kGpu);
@@ -840,53 +850,18 @@ TEST(CudaMatmul, OwnGemmSchedulesEqualStagedPath) {
       const std::vector<float> want =
           matmul_bias_activation(a, b, bias, act).cast(DType::F32).to_vector<float>();
       cu::set_own_gemm_epilogue_for_testing(true);
-      constexpr auto pp = cu::Sm90Schedule::PingPong, coop = cu::Sm90Schedule::Cooperative;
-      // schedule, stages, deferred column groups
-      for (const auto& [schedule, stages, deferred] :
-           {std::tuple{pp, 0, 0}, std::tuple{coop, 0, 0}, std::tuple{coop, 0, 2},
-            std::tuple{coop, 0, 5}, std::tuple{coop, 3, 5}})
-        for (int cluster : {1, 2})
+      for (int cluster : {1, 2})
+        for (bool bf16_bias : {false, true})
           for (int max_ctas : {0, 1}) {
-            const cu::Sm90GemmConfig config{.act = act,
-                                            .cluster = cluster,
-                                            .schedule = schedule,
-                                            .stages = stages,
-                                            .store_width = schedule == coop ? 16 : 8,
-                                            .deferred_groups = deferred};
             const std::vector<float> got =
-                cu::sm90_gemm_bias_act(a, b, bias_f32, act, max_ctas, cluster, &config)
+                cu::sm90_gemm_bias_act(a, b, bf16_bias ? bias : bias_f32, act, max_ctas, cluster)
                     .cast(DType::F32)
                     .to_vector<float>();
-            expect_matches_staged(
-                got, want, 1,
-                config.name() + " K " + std::to_string(k) + (max_ctas ? " on one CTA" : ""));
+            expect_matches_staged(got, want, paired_reciprocals(act),
+                                  std::string(activation_name(act)) + " cluster " +
+                                      std::to_string(cluster) + (bf16_bias ? " BF16 bias" : "") +
+                                      " K " + std::to_string(k) + (max_ctas ? " on one CTA" : ""));
           }
-      // One reciprocal per group of 2 or 4 values (Gelu and Silu divide).
-      if (act == Activation::Gelu || act == Activation::Silu)
-        for (int group : {2, 4})
-          for (int max_ctas : {0, 1}) {
-            const cu::Sm90GemmConfig config{.act = act,
-                                            .schedule = coop,
-                                            .store_width = 16,
-                                            .reciprocal_group = group,
-                                            .deferred_groups = 5};
-            const std::vector<float> got =
-                cu::sm90_gemm_bias_act(a, b, bias_f32, act, max_ctas, 1, &config)
-                    .cast(DType::F32)
-                    .to_vector<float>();
-            expect_matches_staged(
-                got, want, group,
-                config.name() + " K " + std::to_string(k) + (max_ctas ? " on one CTA" : ""));
-          }
-      // The default kernel, reading the BF16 bias itself.
-      for (int max_ctas : {0, 1}) {
-        const std::vector<float> got = cu::sm90_gemm_bias_act(a, b, bias, act, max_ctas)
-                                           .cast(DType::F32)
-                                           .to_vector<float>();
-        expect_matches_staged(
-            got, want, default_reciprocal_group(act),
-            "default kernel, BF16 bias, K " + std::to_string(k) + (max_ctas ? " on one CTA" : ""));
-      }
     }
   }
 }
@@ -907,17 +882,9 @@ TEST(CudaMatmul, OwnGemmGroupedReciprocalsAtLargeDenominators) {
     const std::vector<float> want =
         matmul_bias_activation(a, b, bias, act).cast(DType::F32).to_vector<float>();
     cu::set_own_gemm_epilogue_for_testing(true);
-    for (int group : {1, 2, 4}) {
-      const cu::Sm90GemmConfig config{.act = act,
-                                      .schedule = cu::Sm90Schedule::Cooperative,
-                                      .store_width = 16,
-                                      .reciprocal_group = group,
-                                      .deferred_groups = 5};
-      const std::vector<float> got = cu::sm90_gemm_bias_act(a, b, bias_f32, act, 0, 1, &config)
-                                         .cast(DType::F32)
-                                         .to_vector<float>();
-      expect_matches_staged(got, want, group, config.name());
-    }
+    const std::vector<float> got =
+        cu::sm90_gemm_bias_act(a, b, bias_f32, act).cast(DType::F32).to_vector<float>();
+    expect_matches_staged(got, want, true, std::string(activation_name(act)));
   }
 }
 
@@ -928,7 +895,7 @@ TEST(CudaMatmul, OwnGemmGroupedReciprocalsAtLargeDenominators) {
 // ones differ only in how their f32 sums are grouped, so the whole result must be within
 // the GEMM tolerance of the float64 reference; and a second call must give the first's bits
 // (a fixed order of additions, and no flag of the first call taken for the second's).
-// With and without the deferred epilogue, with an F32 and a BF16 bias.
+// With an F32 and a BF16 bias.
 TEST(CudaMatmul, OwnGemmSplitTailMatchesUnsplitKernel) {
   REQUIRE_CUDA();
   if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
@@ -962,42 +929,39 @@ TEST(CudaMatmul, OwnGemmSplitTailMatchesUnsplitKernel) {
          {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu}) {
       const Tensor want = matmul_bias_activation(a.cast(DType::F64), b.cast(DType::F64),
                                                  bias.cast(DType::F64), act);
-      for (int deferred : {0, 5})
-        for (bool bf16_bias : {false, true}) {
-          cu::Sm90GemmConfig config = cu::sm90_gemm_default_config(act, 1, DType::BF16);
-          config.deferred_groups = deferred;
-          config.bias_dtype = bf16_bias ? DType::BF16 : DType::F32;
-          config.split_tail = false;
-          const Tensor& bias_arg = bf16_bias ? biasg : bias_f32;
-          const Tensor unsplit = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
-          config.split_tail = true;
-          const Tensor got = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
-          const Tensor again = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
-          const std::string label = config.name() + " " + std::to_string(c.m) + "x" +
-                                    std::to_string(c.k) + "x" + std::to_string(c.n) + " on " +
-                                    std::to_string(c.grid) + " CTAs";
-          EXPECT_EQ(compare(got, to_ref(want), tol), "") << label;
-          EXPECT_EQ(compare(unsplit, to_ref(want), tol), "") << label << " (unsplit)";
-          const std::vector<float> g = got.cast(DType::F32).to_vector<float>(),
-                                   g2 = again.cast(DType::F32).to_vector<float>(),
-                                   u = unsplit.cast(DType::F32).to_vector<float>();
-          size_t outside = 0, repeat = 0;
-          for (size_t i = 0; i < g.size(); ++i) {
-            outside +=
-                !in_split[i] && std::bit_cast<uint32_t>(g[i]) != std::bit_cast<uint32_t>(u[i]);
-            repeat += std::bit_cast<uint32_t>(g[i]) != std::bit_cast<uint32_t>(g2[i]);
-          }
-          EXPECT_EQ(outside, 0u) << label << ": outputs of unsplit tiles that differ";
-          EXPECT_EQ(repeat, 0u) << label << ": outputs that differ between two calls";
+      for (bool bf16_bias : {false, true}) {
+        cu::Sm90GemmConfig config = cu::sm90_gemm_default_config(act, 1, DType::BF16);
+        config.bias_dtype = bf16_bias ? DType::BF16 : DType::F32;
+        config.split_tail = false;
+        const Tensor& bias_arg = bf16_bias ? biasg : bias_f32;
+        const Tensor unsplit = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
+        config.split_tail = true;
+        const Tensor got = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
+        const Tensor again = cu::sm90_gemm_bias_act(ag, bg, bias_arg, act, c.grid, 1, &config);
+        const std::string label = config.name() + " " + std::to_string(c.m) + "x" +
+                                  std::to_string(c.k) + "x" + std::to_string(c.n) + " on " +
+                                  std::to_string(c.grid) + " CTAs";
+        EXPECT_EQ(compare(got, to_ref(want), tol), "") << label;
+        EXPECT_EQ(compare(unsplit, to_ref(want), tol), "") << label << " (unsplit)";
+        const std::vector<float> g = got.cast(DType::F32).to_vector<float>(),
+                                 g2 = again.cast(DType::F32).to_vector<float>(),
+                                 u = unsplit.cast(DType::F32).to_vector<float>();
+        size_t outside = 0, repeat = 0;
+        for (size_t i = 0; i < g.size(); ++i) {
+          outside += !in_split[i] && std::bit_cast<uint32_t>(g[i]) != std::bit_cast<uint32_t>(u[i]);
+          repeat += std::bit_cast<uint32_t>(g[i]) != std::bit_cast<uint32_t>(g2[i]);
         }
+        EXPECT_EQ(outside, 0u) << label << ": outputs of unsplit tiles that differ";
+        EXPECT_EQ(repeat, 0u) << label << ": outputs that differ between two calls";
+      }
     }
   }
 }
 
-// The TF32 form's two schedules compute each element in the same order: equal bit for bit,
-// with clusters of 1 and 2, on the full grid and on one CTA, and within TF32's error of the
-// float64 reference. K = 96 takes an odd number of k blocks of 32.
-TEST(CudaMatmul, OwnGemmTf32SchedulesAgree) {
+// The TF32 form computes each element in the same order with clusters of 1 and 2, on the
+// full grid and on one CTA: equal bit for bit, and within TF32's error of the float64
+// reference. K = 96 takes an odd number of k blocks of 32.
+TEST(CudaMatmul, OwnGemmTf32ClustersAgree) {
   REQUIRE_CUDA();
   if (!cu::sm90_gemm_supported(cu::cuda_device(0))) GTEST_SKIP() << "needs compute capability 9.0";
   struct Case {
@@ -1014,25 +978,21 @@ TEST(CudaMatmul, OwnGemmTf32SchedulesAgree) {
       const std::string label = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" +
                                 std::to_string(c.n) + " " + std::string(activation_name(act));
       std::vector<float> first;
-      for (cu::Sm90Schedule schedule : {cu::Sm90Schedule::PingPong, cu::Sm90Schedule::Cooperative})
-        for (int cluster : {1, 2})
-          for (int max_ctas : {0, 1}) {
-            const cu::Sm90GemmConfig config{
-                .act = act, .cluster = cluster, .schedule = schedule, .dtype = DType::F32};
-            const Tensor got =
-                cu::sm90_gemm_bias_act(ag, bg, biasg, act, max_ctas, cluster, &config);
-            EXPECT_LT(rel_norm_error(got, want), 5e-3) << label << " " << config.name();
-            const std::vector<float> v = got.to_vector<float>();
-            if (first.empty()) {
-              first = v;
-              continue;
-            }
-            size_t differ = 0;
-            for (size_t i = 0; i < v.size(); ++i) differ += v[i] != first[i];
-            EXPECT_EQ(differ, 0u) << label << " " << config.name()
-                                  << (max_ctas ? " on one CTA" : "")
-                                  << ": elements that differ from ping-pong's of " << v.size();
+      for (int cluster : {1, 2})
+        for (int max_ctas : {0, 1}) {
+          const std::string what = label + " cluster " + std::to_string(cluster);
+          const Tensor got = cu::sm90_gemm_bias_act(ag, bg, biasg, act, max_ctas, cluster);
+          EXPECT_LT(rel_norm_error(got, want), 5e-3) << what;
+          const std::vector<float> v = got.to_vector<float>();
+          if (first.empty()) {
+            first = v;
+            continue;
           }
+          size_t differ = 0;
+          for (size_t i = 0; i < v.size(); ++i) differ += v[i] != first[i];
+          EXPECT_EQ(differ, 0u) << what << (max_ctas ? " on one CTA" : "")
+                                << ": elements that differ from cluster 1's of " << v.size();
+        }
     }
   }
 }

@@ -9,7 +9,7 @@
 // M N K default to 8192 4096 4096 (M % 128, N % 256 and K % 64 must be 0; K % 32 with
 // --tf32). --tf32: F32 operands and the kernel's TF32 form, against matmul and
 // matmul_bias_activation with TF32 allowed (small shapes then include odd numbers of k
-// blocks of 32); with --variants, its two schedules ("pp", "coop"). Without --act,
+// blocks of 32). Without --act,
 // every activation is checked and timed. Before the large shape, small shapes are checked
 // for every activation, without clusters and with clusters of 2 (one tile, many tiles, and
 // grids of few CTAs so that each CTA runs several tiles through the stage ring); --no-small
@@ -21,14 +21,13 @@
 //
 // --gap-ms N: the GPU idles N ms before each timed batch of calls (after its warm-up), so that
 // every batch starts from the same clock rather than at the power limit.
-// --variants: the kernel configurations of variants() (schedule, deferred epilogue) are
-// checked too
-// (the same checks as the default kernel's) and timed in interleaved rounds, each with its
-// ratio to matmul's time per round; --skip leaves out the variants it names, --keep-going
-// times even after a failed check. First of all, the probe checks on the GPU that
+// --variants: the kernel configurations of variants() (with and without split tail) are
+// checked too (the same checks as the default kernel's) and timed in interleaved rounds,
+// each with its ratio to matmul's time per round; --skip leaves out the variants it names,
+// --keep-going times even after a failed check. First of all, the probe checks on the GPU that
 // div.full.f32 (x, den) and x * rcp.approx.ftz(den) have equal bits for every f32 den in
-// [1, 2^126] and a set of x (split_division's fast path; a failure fails the probe when the
-// default kernel divides that way).
+// [1, 2^126] and a set of x (the kernel's division by reciprocals, sm90_gemm_activation.cpp;
+// a failure fails the probe).
 // The probe sets NUMR_CUDA_OWN_GEMM=0, so that matmul_bias_activation, the reference, takes
 // the cuBLASLt path rather than this kernel. NUMR_PROBE_STEP_SECONDS (default 120) bounds
 // one step (see the exit status 3 below).
@@ -327,8 +326,7 @@ bool check_suite(Watchdog& dog, const Shape3& shape, const std::vector<Activatio
       Shape3 s;
       int ctas, cluster;
     };
-    // K blocks of 1, 2, 5, 6, 7 and 8 move the ring by different amounts per tile (the
-    // ping-pong schedule's warpgroups skip each other's k blocks).
+    // K blocks of 1, 2, 5, 6, 7 and 8 move the ring by different amounts per tile.
     const Case cases[] = {
         {{128, 256, 64}, 0, 1},    {{128, 256, 320}, 0, 1},   {{256, 512, 128}, 0, 1},
         {{256, 512, 128}, 1, 1},   {{384, 768, 320}, 2, 1},   {{1024, 1024, 512}, 0, 1},
@@ -368,30 +366,10 @@ struct Variant {
 };
 
 std::vector<Variant> variants() {
-  if (g_dtype == DType::F32)
-    return {
-        {"pp", {.dtype = DType::F32}},
-        {"coop", {.schedule = cuda::Sm90Schedule::Cooperative, .dtype = DType::F32}},
-    };
-  // The cooperative schedule with 0 and 5 of its 8 column groups' epilogue deferred into
-  // the next tile's main loop, each with and without its partly filled last wave split
-  // along K ("sk"), and with one reciprocal per value ("q1") or per group of 2 or 4 values
-  // ("q2", "q4"; d0 takes q1). The default ("coop d5 sk", q2) is timed, not checked again.
-  // Split tail takes clusters of 1 only: its variants skip clusters of 2.
-  constexpr auto coop = cuda::Sm90Schedule::Cooperative;
-  const auto config = [](int deferred, int group, bool split_tail) {
-    return cuda::Sm90GemmConfig{.schedule = coop,
-                                .store_width = 16,
-                                .split_division = true,
-                                .reciprocal_group = group,
-                                .deferred_groups = deferred,
-                                .split_tail = split_tail};
-  };
-  return {
-      {"coop d0", config(0, 1, false)},    {"coop d0 sk", config(0, 1, true)},
-      {"coop d5 q1", config(5, 1, false)}, {"coop d5", config(5, 2, false)},
-      {"coop d5 sk", config(5, 2, true)},  {"coop d5 q4", config(5, 4, false)},
-  };
+  // The default kernel with its partly filled last wave split along K ("sk", clusters of 1
+  // only: its runs skip clusters of 2) and without. The TF32 kernel has no split tail.
+  if (g_dtype == DType::F32) return {{"default", {.dtype = DType::F32}}};
+  return {{"unsplit", {}}, {"sk", {.split_tail = true}}};
 }
 
 // Every variant through check_suite, but those equal to the default kernel and those named in
@@ -700,10 +678,8 @@ int main(int argc, char** argv) {
 
   Watchdog dog;
   bool ok = true;
-  // The split division's fast path is exact only if the two quotients agree; this decides
-  // the probe's verdict when the default kernel uses it.
-  const bool division_ok = division_check(dog, *dev);
-  if (cuda::Sm90GemmConfig{.act = Activation::Gelu}.split_division) ok = division_ok && ok;
+  // The kernel's division by reciprocals is exact only if the two quotients agree.
+  ok = division_check(dog, *dev) && ok;
   ok = check_suite(dog, shape, acts, small, nullptr, "") && ok;
   if (!ok) {
     std::printf("FAILED: the prototype's results differ from matmul_bias_activation%s\n",

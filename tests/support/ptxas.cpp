@@ -25,9 +25,15 @@ std::string quoted(const std::string& s) {
   return q + "'";
 }
 
+bool turned_off() {
+  const char* env = std::getenv("NUMR_TEST_PTXAS");
+  return env && std::string(env) == "off";
+}
+
 }  // namespace
 
 std::optional<std::string> find_ptxas() {
+  if (turned_off()) return std::nullopt;
   if (const char* env = std::getenv("NUMR_PTXAS"); env && executable(env)) return std::string(env);
   if (const char* path = std::getenv("PATH")) {
     std::istringstream dirs(path);
@@ -36,6 +42,12 @@ std::optional<std::string> find_ptxas() {
   }
   if (executable("/usr/local/cuda/bin/ptxas")) return std::string("/usr/local/cuda/bin/ptxas");
   return std::nullopt;
+}
+
+std::string no_ptxas_reason() {
+  if (turned_off())
+    return "ptxas assembly runs in the release tier; off here (NUMR_TEST_PTXAS=off)";
+  return "ptxas not found (set NUMR_PTXAS, put it on PATH, or install it in /usr/local/cuda/bin)";
 }
 
 bool PtxasResult::ok() const {

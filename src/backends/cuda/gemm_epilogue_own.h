@@ -7,7 +7,7 @@
 // accumulators in registers, so the output is written once and never read back. In BF16 its
 // results equal the staged path's bit for bit (the same f32 formulas, one rounding), but
 // for Gelu and Silu, whose quotients take one reciprocal per pair of values
-// (Sm90GemmConfig::reciprocal_group): those may be one BF16 ulp away where the f32 value
+// (sm90_gemm_activation.cpp): those may be one BF16 ulp away where the f32 value
 // lies within a few f32 ulp of a rounding boundary (about 1 element in 10^4), and split
 // tails (sm90_gemm.h). In TF32 the products are summed in another order than cuBLASLt's,
 // the epilogue's formulas are the same.
