@@ -42,14 +42,9 @@ void call_with(OpId op, const std::vector<Tensor>& in) {
 #define NUMR_ACT_BWD(name, d, g) NUMR_ACT_MUL(name, d, g)
 #define NUMR_ACT_MUL_BWD(name, d, g) \
   case OpId::name: name(in[0], in[1], in[2]); return;
+#define NUMR_ACTIVATION(name, d, g) \
+  case OpId::name: name(in[0]); return;
 #include "numr/op_table.def"
-    case OpId::relu: relu(in[0]); return;
-    case OpId::sigmoid: sigmoid(in[0]); return;
-    case OpId::silu: silu(in[0]); return;
-    case OpId::gelu: gelu(in[0]); return;
-    case OpId::softplus: softplus(in[0]); return;
-    case OpId::leaky_relu: leaky_relu(in[0]); return;
-    case OpId::elu: elu(in[0]); return;
     default: return;
   }
 }

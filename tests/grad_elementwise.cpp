@@ -50,14 +50,11 @@ Var call(OpId op, const std::vector<Var>& x) {
   case OpId::name: return name(x[0], x[1], x[2]);
 #define NUMR_SCALAR(name, d, g) \
   case OpId::name: return name(x[0], 1.7);
+#define NUMR_ACTIVATION(name, d, g) \
+  case OpId::name: return name(x[0]);
+#define NUMR_ACTIVATION_P(name, p, v, d, g) \
+  case OpId::name: return name(x[0], 1.3);
 #include "numr/op_table.def"
-    case OpId::relu: return relu(x[0]);
-    case OpId::sigmoid: return sigmoid(x[0]);
-    case OpId::silu: return silu(x[0]);
-    case OpId::gelu: return gelu(x[0]);
-    case OpId::softplus: return softplus(x[0]);
-    case OpId::leaky_relu: return leaky_relu(x[0], 0.2);
-    case OpId::elu: return elu(x[0], 1.3);
     default: throw std::logic_error("not an elementwise op");
   }
 }

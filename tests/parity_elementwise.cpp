@@ -86,14 +86,11 @@ Tensor call_op(OpId op, const std::vector<Tensor>& in, double s0) {
 #define NUMR_ACT_MUL(name, d, g) \
   case OpId::name: return name(in[0], in[1]);
 #define NUMR_ACT_BWD(name, d, g) NUMR_ACT_MUL(name, d, g)
+#define NUMR_ACTIVATION(name, d, g) \
+  case OpId::name: return name(in[0]);
+#define NUMR_ACTIVATION_P(name, p, v, d, g) \
+  case OpId::name: return name(in[0], s0);
 #include "numr/op_table.def"
-    case OpId::relu: return relu(in[0]);
-    case OpId::sigmoid: return sigmoid(in[0]);
-    case OpId::silu: return silu(in[0]);
-    case OpId::gelu: return gelu(in[0]);
-    case OpId::softplus: return softplus(in[0]);
-    case OpId::leaky_relu: return leaky_relu(in[0], s0);
-    case OpId::elu: return elu(in[0], s0);
     default: throw std::logic_error("not a plain elementwise op");
   }
 }

@@ -18,13 +18,10 @@ class Var;
 #define NUMR_TERNARY(name, dtypes, grad) Var name(const Var& a, const Var& b, const Var& c);
 #define NUMR_SCALAR(name, dtypes, grad) Var name(const Var& x, double s);
 #include "numr/op_table.def"
-Var relu(const Var& x);
-Var sigmoid(const Var& x);
-Var silu(const Var& x);
-Var gelu(const Var& x);
-Var softplus(const Var& x);
-Var leaky_relu(const Var& x, double negative_slope = 0.01);
-Var elu(const Var& x, double alpha = 1.0);
+#define NUMR_ACTIVATION(name, dtypes, grad) Var name(const Var& x);
+#define NUMR_ACTIVATION_P(name, param, default_value, dtypes, grad) \
+  Var name(const Var& x, double param = default_value);
+#include "numr/op_table.def"
 // Fused gates act(a) * b; gradients through the fused backward kernel.
 #define NUMR_ACT_MUL(name, dtypes, grad) Var name(const Var& a, const Var& b);
 #include "numr/op_table.def"

@@ -16,16 +16,13 @@
 namespace numr {
 
 // ---- elementwise, one input (op_table.def: Unary, Activation, UnaryPred) ----
+// Activation parameters must be finite (InvalidArgument otherwise).
 #define NUMR_UNARY(name, dtypes, grad) Tensor name(const Tensor& x);
 #define NUMR_UNARY_PRED(name, dtypes, grad) Tensor name(const Tensor& x);  // -> Bool
+#define NUMR_ACTIVATION(name, dtypes, grad) Tensor name(const Tensor& x);
+#define NUMR_ACTIVATION_P(name, param, default_value, dtypes, grad) \
+  Tensor name(const Tensor& x, double param = default_value);
 #include "numr/op_table.def"
-Tensor relu(const Tensor& x);
-Tensor sigmoid(const Tensor& x);
-Tensor silu(const Tensor& x);                  // x * sigmoid(x)
-Tensor gelu(const Tensor& x);                  // tanh approximation
-Tensor softplus(const Tensor& x);              // log(1 + exp(x))
-Tensor leaky_relu(const Tensor& x, double negative_slope = 0.01);
-Tensor elu(const Tensor& x, double alpha = 1.0);
 
 // ---- elementwise, several inputs, broadcasting ----
 #define NUMR_BINARY(name, dtypes, grad) Tensor name(const Tensor& a, const Tensor& b);
@@ -107,8 +104,13 @@ Tensor& div(const Tensor& a, const Tensor& b, Tensor& out);
 Tensor& matmul(const Tensor& a, const Tensor& b, Tensor& out);
 
 // ---- GEMM epilogues ----
-// The activation a fused epilogue applies. Gelu is the tanh approximation.
-enum class Activation : uint8_t { None, Relu, Gelu, Silu, Sigmoid, Tanh };
+// The activation a fused epilogue applies (op_table.def lists them, with the op each one
+// computes). Gelu is the tanh approximation.
+enum class Activation : uint8_t {
+  None,
+#define NUMR_EPILOGUE_ACTIVATION(Name, op) Name,
+#include "numr/op_table.def"
+};
 std::string_view activation_name(Activation act);
 // Whether the backward of act needs the pre-activation (Gelu, Silu) or only the output
 // (None, Relu, Sigmoid, Tanh).

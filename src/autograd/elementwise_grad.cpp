@@ -4,6 +4,9 @@
 // grad * act'(x), where a non-finite derivative counts as 0.
 #include <cmath>
 #include <numbers>
+#include <optional>
+#include <string>
+#include <type_traits>
 
 #include "autograd/grad_util.h"
 #include "core/op_scope.h"
@@ -195,59 +198,55 @@ NUMR_STEP_OP(round)
 NUMR_STEP_OP(trunc)
 #undef NUMR_STEP_OP
 
-// ---- activations ----
-Var relu(const Var& x) {
-  const OpScope scope("relu");
-  return unary("relu", x, relu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
-    if (!grad_enabled()) return constant(relu_bwd(g.tensor(), in.tensor()));
-    return g * mask_like(gt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
-  });
+// ---- activations: the rule is act'(x) from the formula's derivative in src/math ----
+namespace {
+
+Tensor act_bwd_kernel(OpId op, const Tensor& g, const Tensor& x) {
+  switch (op) {
+#define NUMR_ACT_BWD(name, d, gr) \
+  case OpId::name: return name(g, x);
+#include "numr/op_table.def"
+    default: fail<InvalidArgument>(op_name(op), "not an activation backward op");
+  }
 }
-Var sigmoid(const Var& x) {
-  const OpScope scope("sigmoid");
-  return unary("sigmoid", x, sigmoid(x.tensor()), [](const Var& g, const Var& in, const Node& n) {
-    if (!grad_enabled()) return constant(sigmoid_bwd(g.tensor(), in.tensor()));
-    const Var s = n.output();
-    return g * s * (1.0 - s);
-  });
+
+// The table's fused grad * act'(x) kernel of an activation, where it has one (name_bwd).
+std::optional<OpId> fused_backward_of(OpId act) {
+  const std::string want = std::string(op_name(act)) + "_bwd";
+  for (const OpInfo& info : all_ops())
+    if (info.family == OpFamily::ActBwd && info.name == want) return info.id;
+  return std::nullopt;
 }
-Var silu(const Var& x) {
-  const OpScope scope("silu");
-  return unary("silu", x, silu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
-    if (!grad_enabled()) return constant(silu_bwd(g.tensor(), in.tensor()));
-    return g * autograd::silu_derivative(in);
-  });
-}
-Var gelu(const Var& x) {
-  const OpScope scope("gelu");
-  return unary("gelu", x, gelu(x.tensor()), [](const Var& g, const Var& in, const Node&) {
-    if (!grad_enabled()) return constant(gelu_bwd(g.tensor(), in.tensor()));
-    return g * autograd::gelu_derivative(in);
-  });
-}
-Var softplus(const Var& x) {
-  const OpScope scope("softplus");
-  return unary("softplus", x, softplus(x.tensor()),
-               [](const Var& g, const Var& in, const Node&) { return g * sigmoid(in); });
-}
-Var leaky_relu(const Var& x, double slope) {
-  const OpScope scope("leaky_relu");
-  return unary("leaky_relu", x, leaky_relu(x.tensor(), slope),
-               [slope](const Var& g, const Var& in, const Node&) {
-                 const Tensor neg_side = lt(in.tensor(), zeros({}, in.dtype(), in.device()));
-                 const Tensor factor = where_cond(neg_side, full({}, slope, in.dtype(), in.device()),
-                                                  ones({}, in.dtype(), in.device()));
-                 return g * constant(factor);
+
+// In the plain backward pass (recording off) the fused kernel, where there is one, takes
+// the place of the derivative's composition.
+template <class Derivative>
+Var activation(OpId op, const Var& x, Tensor value, Derivative derivative) {
+  static const std::optional<OpId> fused = fused_backward_of(op);
+  return unary(op_name(op), x, std::move(value),
+               [derivative](const Var& g, const Var& in, const Node&) {
+                 if (!grad_enabled() && fused)
+                   return constant(act_bwd_kernel(*fused, g.tensor(), in.tensor()));
+                 return g * autograd::activation_derivative(in, derivative);
                });
 }
-Var elu(const Var& x, double alpha) {
-  const OpScope scope("elu");
-  // d/dx = 1 for x >= 0, alpha e^x = out + alpha for x < 0.
-  return unary("elu", x, elu(x.tensor(), alpha), [alpha](const Var& g, const Var& in, const Node& n) {
-    const Var neg_side = mask_like(lt(in.tensor(), zeros({}, in.dtype(), in.device())), in);
-    return g * (neg_side * (n.output() + alpha) + (1.0 - neg_side));
-  });
-}
+
+}  // namespace
+
+#define NUMR_ACTIVATION(name, d, gr)                                                   \
+  Var name(const Var& x) {                                                             \
+    const OpScope scope(#name);                                                        \
+    return activation(OpId::name, x, name(x.tensor()),                                 \
+                      [](const auto& v) { return math::name##_grad(v); });             \
+  }
+#define NUMR_ACTIVATION_P(name, param, default_value, d, gr)                          \
+  Var name(const Var& x, double param) {                                               \
+    const OpScope scope(#name);                                                        \
+    return activation(OpId::name, x, name(x.tensor(), param), [param](const auto& v) { \
+      return math::name##_grad(v, std::decay_t<decltype(v)>(param));                   \
+    });                                                                                \
+  }
+#include "numr/op_table.def"
 
 // ---- without gradients ----
 #define NUMR_UNARY_PRED(name, d, grad) \

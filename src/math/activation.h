@@ -10,11 +10,9 @@ namespace numr::math::inline NUMR_MATH_ISA {
 template <class T> T activate(Activation act, T x) {
   switch (act) {
     case Activation::None: return x;
-    case Activation::Relu: return relu(x);
-    case Activation::Gelu: return gelu(x);
-    case Activation::Silu: return silu(x);
-    case Activation::Sigmoid: return sigmoid(x);
-    case Activation::Tanh: return tanh(x);
+#define NUMR_EPILOGUE_ACTIVATION(Name, op) \
+  case Activation::Name: return op(x);
+#include "numr/op_table.def"
   }
   return x;
 }

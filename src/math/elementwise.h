@@ -63,6 +63,9 @@ template <class T> T gelu_grad(T x) {
   const T s = gelu_gate(x);
   return s + x * s * (T(1) - s) * k * (T(1) + T(3) * c * x * x);
 }
+template <class T> T softplus_grad(T x) { return sigmoid(x); }
+template <class T> T leaky_relu_grad(T x, T slope) { return select(x < T(0), slope, T(1)); }
+template <class T> T elu_grad(T x, T alpha) { return select(x < T(0), alpha * exp(x), T(1)); }
 template <class T> T tanh_grad(T x) {
   const T t = tanh(x);
   return T(1) - t * t;

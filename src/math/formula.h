@@ -30,14 +30,11 @@ T formula(OpId op, const T* x, const T& s0, const T& s1, bool has_lo, bool has_h
   case OpId::name: return name(x[0], x[1], x[2]);
 #define NUMR_SCALAR(name, d, g) \
   case OpId::name: return name(x[0], s0);
+#define NUMR_ACTIVATION(name, d, g) \
+  case OpId::name: return name(x[0]);
+#define NUMR_ACTIVATION_P(name, p, v, d, g) \
+  case OpId::name: return name(x[0], s0);
 #include "numr/op_table.def"
-    case OpId::relu: return relu(x[0]);
-    case OpId::sigmoid: return sigmoid(x[0]);
-    case OpId::silu: return silu(x[0]);
-    case OpId::gelu: return gelu(x[0]);
-    case OpId::softplus: return softplus(x[0]);
-    case OpId::leaky_relu: return leaky_relu(x[0], s0);
-    case OpId::elu: return elu(x[0], s0);
     case OpId::where_cond: return where_cond(x[0], x[1], x[2]);
     case OpId::clamp: return clamp(x[0], s0, s1, has_lo, has_hi);
     default: throw std::invalid_argument("formula: not an elementwise op");

@@ -126,19 +126,14 @@ Tensor scalar_op(OpId op, const Tensor& x, double s) {
   }
 #include "numr/op_table.def"
 
-Tensor relu(const Tensor& x) { return unary(OpId::relu, x, x.dtype()); }
-Tensor sigmoid(const Tensor& x) { return unary(OpId::sigmoid, x, x.dtype()); }
-Tensor silu(const Tensor& x) { return unary(OpId::silu, x, x.dtype()); }
-Tensor gelu(const Tensor& x) { return unary(OpId::gelu, x, x.dtype()); }
-Tensor softplus(const Tensor& x) { return unary(OpId::softplus, x, x.dtype()); }
-Tensor leaky_relu(const Tensor& x, double slope) {
-  if (!std::isfinite(slope)) fail<InvalidArgument>("leaky_relu", "negative_slope must be finite");
-  return unary(OpId::leaky_relu, x, x.dtype(), slope);
-}
-Tensor elu(const Tensor& x, double alpha) {
-  if (!std::isfinite(alpha)) fail<InvalidArgument>("elu", "alpha must be finite");
-  return unary(OpId::elu, x, x.dtype(), alpha);
-}
+#define NUMR_ACTIVATION(name, dtypes, grad) \
+  Tensor name(const Tensor& x) { return unary(OpId::name, x, x.dtype()); }
+#define NUMR_ACTIVATION_P(name, param, default_value, dtypes, grad)         \
+  Tensor name(const Tensor& x, double param) {                             \
+    if (!std::isfinite(param)) fail<InvalidArgument>(#name, #param " must be finite"); \
+    return unary(OpId::name, x, x.dtype(), param);                         \
+  }
+#include "numr/op_table.def"
 
 Tensor where_cond(const Tensor& cond, const Tensor& x, const Tensor& y) {
   const OpScope scope("where_cond");

@@ -13,11 +13,9 @@ namespace numr {
 std::string_view activation_name(Activation act) {
   switch (act) {
     case Activation::None: return "none";
-    case Activation::Relu: return "relu";
-    case Activation::Gelu: return "gelu";
-    case Activation::Silu: return "silu";
-    case Activation::Sigmoid: return "sigmoid";
-    case Activation::Tanh: return "tanh";
+#define NUMR_EPILOGUE_ACTIVATION(Name, op) \
+  case Activation::Name: return #op;
+#include "numr/op_table.def"
   }
   return "unknown";
 }
@@ -29,7 +27,7 @@ bool needs_preactivation(Activation act) {
 namespace {
 
 void check_activation(std::string_view op, Activation act) {
-  if (uint8_t(act) > uint8_t(Activation::Tanh))
+  if (activation_name(act) == "unknown")
     fail<InvalidArgument>(op, "unknown activation ", int(act));
 }
 

@@ -45,15 +45,10 @@ Value apply(const ElementwiseConfig& c, const std::vector<Value>& x, const Value
 #define NUMR_SCALAR(name, d, g) case OpId::name: return name(x[0], s0);
 #define NUMR_ACT_MUL_BWD(name, d, g) \
   case OpId::name: return output == 0 ? name##_a(x[0], x[1], x[2]) : name##_b(x[0], x[1], x[2]);
+#define NUMR_ACTIVATION(name, d, g) case OpId::name: return name(x[0]);
+#define NUMR_ACTIVATION_P(name, p, v, d, g) case OpId::name: return name(x[0], s0);
 #include "numr/op_table.def"
     // clang-format on
-    case OpId::relu: return relu(x[0]);
-    case OpId::sigmoid: return sigmoid(x[0]);
-    case OpId::silu: return silu(x[0]);
-    case OpId::gelu: return gelu(x[0]);
-    case OpId::softplus: return softplus(x[0]);
-    case OpId::leaky_relu: return leaky_relu(x[0], s0);
-    case OpId::elu: return elu(x[0], s0);
     case OpId::where_cond: return where_cond(x[0], x[1], x[2]);
     case OpId::clamp:
       if (integer) {  // the CPU's integer rule: the lower bound is tested first
@@ -112,8 +107,11 @@ DType elementwise_source_dtype(OpId op, const std::vector<DType>& ins) {
 
 int elementwise_scalar_count(OpId op) {
   if (op == OpId::clamp) return 2;
-  if (op == OpId::leaky_relu || op == OpId::elu || op_info(op).family == OpFamily::Scalar) return 1;
-  return 0;
+  switch (op) {
+#define NUMR_ACTIVATION_P(name, p, v, d, g) case OpId::name: return 1;
+#include "numr/op_table.def"
+    default: return op_info(op).family == OpFamily::Scalar ? 1 : 0;
+  }
 }
 
 std::string elementwise_key(const ElementwiseConfig& c) {

@@ -139,16 +139,10 @@ void float_body(const Args& a, int64_t n, typename IO::T* out, const typename IO
   case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V y, V z) { return name(x, y, z); });
 #define NUMR_SCALAR(name, d, g) \
   case OpId::name: return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return name(x, s0); });
+#define NUMR_ACTIVATION(name, d, g) NUMR_CASE1(name)
+#define NUMR_ACTIVATION_P(name, p, v, d, g) NUMR_SCALAR(name, d, g)
 #include "numr/op_table.def"
 #undef NUMR_CASE1
-    case OpId::relu: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return relu(x); });
-    case OpId::sigmoid: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return sigmoid(x); });
-    case OpId::silu: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return silu(x); });
-    case OpId::gelu: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return gelu(x); });
-    case OpId::softplus: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return softplus(x); });
-    case OpId::leaky_relu:
-      return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return leaky_relu(x, s0); });
-    case OpId::elu: return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return elu(x, s0); });
     case OpId::where_cond:
       return map_n<V, IO>(n, out, in, n_in, [](V c, V x, V y) { return where_cond(c, x, y); });
     case OpId::clamp:
