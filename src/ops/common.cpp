@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/dim_merge.h"
+
 namespace numr::ops {
 
 void check_defined(std::string_view op, const Tensor& t) {
@@ -100,17 +102,7 @@ void check_scalar_fits(std::string_view op, double s, DType t) {
 }
 
 int merged_rank(const Shape& shape, std::initializer_list<const Strides*> strides) {
-  int rank = 0;
-  size_t prev = 0;  // the dim the last kept one ended on
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = rank > 0;
-    for (const Strides* s : strides)
-      if (merge && (*s)[prev] != (*s)[d] * shape[d]) merge = false;
-    if (!merge) ++rank;
-    prev = d;
-  }
-  return rank;
+  return int(merge_dims(shape, std::span<const Strides* const>(strides)).extents.size());
 }
 
 void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst) {

@@ -1,5 +1,6 @@
 #include "backends/cpu/loop_plan.h"
 
+#include "core/dim_merge.h"
 #include "numr/error.h"
 
 namespace numr::cpu {
@@ -9,35 +10,8 @@ LoopPlan make_loop_plan(const char* op, const Shape& shape,
   LoopPlan p;
   p.nops = int(strides.size());
   p.numel = shape_numel(shape);
-  // Keep non-unit dims, outermost first.
-  int64_t sh[64];
-  int64_t st[LoopPlan::kMaxOps][64];
-  int n = 0;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (n == 64) fail<BackendLimitation>(op, "more than 64 non-unit dims");
-    sh[n] = shape[d];
-    int k = 0;
-    for (const Strides* s : strides) st[k++][n] = (*s)[d];
-    ++n;
-  }
-  // Merge dim i into the next inner one when every operand allows it.
-  int m = 0;
-  for (int d = 0; d < n; ++d) {
-    if (m > 0) {
-      bool merge = true;
-      for (int k = 0; k < p.nops; ++k)
-        if (st[k][m - 1] != st[k][d] * sh[d]) merge = false;
-      if (merge) {
-        sh[m - 1] *= sh[d];
-        for (int k = 0; k < p.nops; ++k) st[k][m - 1] = st[k][d];
-        continue;
-      }
-    }
-    sh[m] = sh[d];
-    for (int k = 0; k < p.nops; ++k) st[k][m] = st[k][d];
-    ++m;
-  }
+  const MergedDims merged = merge_dims(shape, std::span<const Strides* const>(strides));
+  const int m = int(merged.extents.size());
   if (m > LoopPlan::kMaxDims)
     fail<BackendLimitation>(op, "the CPU kernels iterate at most ", LoopPlan::kMaxDims,
                             " non-mergeable dims, got ", m);
@@ -49,8 +23,8 @@ LoopPlan make_loop_plan(const char* op, const Shape& shape,
   }
   p.ndim = m;
   for (int d = 0; d < m; ++d) {
-    p.shape[d] = sh[d];
-    for (int k = 0; k < p.nops; ++k) p.strides[k][d] = st[k][d];
+    p.shape[d] = merged.extents[size_t(d)];
+    for (int k = 0; k < p.nops; ++k) p.strides[k][d] = merged.strides[size_t(k)][size_t(d)];
   }
   return p;
 }

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/launch.h"
+#include "core/dim_merge.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -27,23 +28,11 @@ MapPlan plan_map(const char* op, const Shape& shape, std::span<const TensorRef* 
                              uint64_t(t->offset) * dtype_size(t->dtype));
   if (plan.n == 0) return plan;
 
-  // Merge dim d into the dim before it when, for every operand, stepping the earlier dim
-  // once is the same as running through the later one; dims of extent 1 go first.
-  std::vector<int64_t> ext;
-  std::vector<std::vector<int64_t>> st(n_ops);
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    bool merge = !ext.empty();
-    for (size_t k = 0; k < n_ops && merge; ++k)
-      merge = st[k].back() == ops[k]->strides[d] * shape[d];
-    if (merge) {
-      ext.back() *= shape[d];
-      for (size_t k = 0; k < n_ops; ++k) st[k].back() = ops[k]->strides[d];
-    } else {
-      ext.push_back(shape[d]);
-      for (size_t k = 0; k < n_ops; ++k) st[k].push_back(ops[k]->strides[d]);
-    }
-  }
+  std::vector<const Strides*> op_strides;
+  for (const TensorRef* t : ops) op_strides.push_back(&t->strides);
+  MergedDims merged = merge_dims(shape, op_strides);
+  std::vector<int64_t> ext = std::move(merged.extents);
+  std::vector<std::vector<int64_t>> st = std::move(merged.strides);
   if (ext.empty()) {  // a single element
     ext.push_back(1);
     for (size_t k = 0; k < n_ops; ++k) st[k].push_back(1);
