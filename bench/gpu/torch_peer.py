@@ -83,6 +83,22 @@ def cases():
         s = rnd(65536, 1024, dtype=dt)
         yield f"softmax_{tag}_65536x1024", lambda s=s: torch.softmax(s, dim=-1)
         yield f"cumsum_{tag}_8192x8192", lambda s=s: torch.cumsum(s.view(8192, 8192), dim=-1)
+        w, bn = rnd(1024, dtype=dt), rnd(1024, dtype=dt)
+        yield (f"rms_norm_{tag}_65536x1024",
+               lambda s=s, w=w: F.rms_norm(s, (1024,), w, eps=1e-5))
+        yield (f"layer_norm_{tag}_65536x1024",
+               lambda s=s, w=w, bn=bn: F.layer_norm(s, (1024,), w, bn, eps=1e-5))
+        sg, wg, bg2 = s.clone().requires_grad_(), w.clone().requires_grad_(), bn.clone().requires_grad_()
+        gn = rnd(65536, 1024, dtype=dt)
+
+        def rms_fwd_bwd(sg=sg, wg=wg, gn=gn):
+            torch.autograd.grad(F.rms_norm(sg, (1024,), wg, eps=1e-5), (sg, wg), gn)
+
+        def ln_fwd_bwd(sg=sg, wg=wg, bg2=bg2, gn=gn):
+            torch.autograd.grad(F.layer_norm(sg, (1024,), wg, bg2, eps=1e-5), (sg, wg, bg2), gn)
+
+        yield f"rms_norm_fwd_bwd_{tag}_65536x1024", rms_fwd_bwd
+        yield f"layer_norm_fwd_bwd_{tag}_65536x1024", ln_fwd_bwd
         yield (f"contiguous_t_{tag}_16384x4096",
                lambda s=s: s.view(16384, 4096).t().contiguous())
         if dt == torch.float32:
@@ -90,7 +106,7 @@ def cases():
             yield ("cast_t_to_bf16_f32_16384x4096",
                    lambda s=s: s.view(16384, 4096).t().to(
                        torch.bfloat16, memory_format=torch.contiguous_format))
-        del a, b, ag, bg, gout, s
+        del a, b, ag, bg, gout, s, w, bn, sg, wg, bg2, gn
 
     m, k, nn = 8192, 4096, 4096
     for dt, tag, tf32 in ((torch.float32, "f32", False), (torch.float32, "tf32", True),
