@@ -13,6 +13,11 @@ std::vector<Case> elementwise_cases() {
       // Unary.
       {"sqrt_i32", [] { sqrt(t_of(D::I32, {3})); }, NUMR_THROWS(UnsupportedDType, "sqrt")},
       {"exp_bool", [] { exp(t_of(D::Bool, {3})); }, NUMR_THROWS(UnsupportedDType, "exp")},
+      {"erf_i64", [] { erf(t_of(D::I64, {3})); }, NUMR_THROWS(UnsupportedDType, "erf")},
+      {"erfc_u8", [] { erfc(t_of(D::U8, {3})); }, NUMR_THROWS(UnsupportedDType, "erfc")},
+      {"erfinv_bool", [] { erfinv(t_of(D::Bool, {3})); },
+       NUMR_THROWS(UnsupportedDType, "erfinv")},
+      {"erfinv_undefined", [u] { erfinv(u); }, NUMR_THROWS(InvalidArgument, "erfinv")},
       {"neg_u8", [] { neg(t_of(D::U8, {3})); }, NUMR_THROWS(UnsupportedDType, "neg")},
       {"abs_bool", [] { abs(t_of(D::Bool, {2})); }, NUMR_THROWS(UnsupportedDType, "abs")},
       {"sqrt_undefined", [u] { sqrt(u); }, NUMR_THROWS(InvalidArgument, "sqrt")},

@@ -18,7 +18,8 @@ Tensor smooth_input(OpId op, const Shape& shape, uint64_t seed) {
     case OpId::pow: case OpId::pow_scalar: lo = 0.3; hi = 3.0; break;
     case OpId::log1p: lo = -0.5; hi = 2.0; break;
     case OpId::acosh: lo = 1.2; hi = 3.0; break;
-    case OpId::asin: case OpId::acos: case OpId::atanh: lo = -0.8; hi = 0.8; break;
+    case OpId::asin: case OpId::acos: case OpId::atanh:
+    case OpId::erfinv: lo = -0.8; hi = 0.8; break;
     case OpId::tan: lo = -1.2; hi = 1.2; break;
     case OpId::recip: case OpId::cbrt: lo = 0.4; hi = 2.0; break;
     default: break;

@@ -18,10 +18,12 @@ InputSpec domain_of(OpId op) {
       s.lo = 0.01; s.hi = 5; break;
     case OpId::log1p: s.lo = -0.9; s.hi = 5; break;
     case OpId::acosh: s.lo = 1.0; s.hi = 5; break;
-    case OpId::asin: case OpId::acos: case OpId::atanh: s.lo = -0.99; s.hi = 0.99; break;
+    case OpId::asin: case OpId::acos: case OpId::atanh:
+    case OpId::erfinv: s.lo = -0.99; s.hi = 0.99; break;
     case OpId::tan: s.lo = -1.4; s.hi = 1.4; break;
     case OpId::exp: case OpId::exp2: case OpId::expm1: case OpId::sinh: case OpId::cosh:
       s.lo = -8; s.hi = 8; break;
+    case OpId::erf: case OpId::erfc: s.lo = -4; s.hi = 6; break;
     case OpId::pow: case OpId::pow_scalar: s.lo = 0.1; s.hi = 3; break;
     case OpId::floor: case OpId::ceil: case OpId::round: case OpId::trunc:
       s.lo = -6; s.hi = 6; break;

@@ -12,10 +12,12 @@
 // double lies within a few double ulp of a rounding boundary of the dtype).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -84,6 +86,14 @@ Tensor values(const Shape& shape, DType dt, uint64_t seed, double lo = -4, doubl
   return Tensor::from_vector<double>(v, shape, kCpu).cast(dt);
 }
 
+// n values spread evenly over [lo, hi], shuffled by seed.
+std::vector<double> test_values_in(double lo, double hi, int n, uint64_t seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = lo + (hi - lo) * i / (n - 1);
+  std::shuffle(v.begin(), v.end(), std::mt19937_64(seed));
+  return v;
+}
+
 const DType kDtypes[] = {DType::F64, DType::F32, DType::F16, DType::BF16,
                          DType::I64, DType::I32, DType::U8};
 
@@ -133,6 +143,30 @@ TEST(CudaElementwise, FloatFormulasOnVectorAndTail) {
         const auto [da, db] = silu_mul_bwd(gg, ga, gb);
         EXPECT_EQ(test::compare(out == 0 ? da : db, want, tol), "") << dt << " n=" << n;
       }
+    }
+}
+
+// erf, erfc and erfinv: F64 runs math/libm/erf.h, the other float dtypes the
+// single-precision library (math/libm32) in f32; both against the float64 reference, with
+// the special values of the domain.
+TEST(CudaElementwise, ErfFamilyMatchesTheReference) {
+  REQUIRE_CUDA();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> specials = {0.0, -0.0, 1.0, -1.0, 1.5, -2.0, inf, -inf, nan, 1e-30};
+  for (DType dt : {DType::F64, DType::F32, DType::F16, DType::BF16})
+    for (OpId op : {OpId::erf, OpId::erfc, OpId::erfinv}) {
+      const double lo = op == OpId::erfinv ? -1 : -5, hi = op == OpId::erfinv ? 1 : 8;
+      std::vector<double> v = test_values_in(lo, hi, 1027, 6);
+      v.insert(v.end(), specials.begin(), specials.end());
+      const Tensor a = Tensor::from_vector<double>(v, {int64_t(v.size())}, kCpu).cast(dt);
+      const test::RefTensor ra = test::to_ref(a);
+      const Tensor got = op == OpId::erf    ? erf(a.to(kGpu))
+                         : op == OpId::erfc ? erfc(a.to(kGpu))
+                                            : erfinv(a.to(kGpu));
+      EXPECT_EQ(test::compare(got, reference::elementwise(op, {&ra}), test::tolerance_for(dt)),
+                "")
+          << dt << " " << op_info(op).name;
     }
 }
 

@@ -185,6 +185,25 @@ Var atanh(const Var& x) {
     return g / (1.0 - square(in));
   });
 }
+// d erf = 2/sqrt(pi) e^(-x^2), d erfc = -d erf, d erfinv = sqrt(pi)/2 e^(erfinv(x)^2).
+Var erf(const Var& x) {
+  const OpScope scope("erf");
+  return unary("erf", x, erf(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g * exp(-square(in)) * std::numbers::inv_sqrtpi * 2.0;
+  });
+}
+Var erfc(const Var& x) {
+  const OpScope scope("erfc");
+  return unary("erfc", x, erfc(x.tensor()), [](const Var& g, const Var& in, const Node&) {
+    return g * exp(-square(in)) * (std::numbers::inv_sqrtpi * -2.0);
+  });
+}
+Var erfinv(const Var& x) {
+  const OpScope scope("erfinv");
+  return unary("erfinv", x, erfinv(x.tensor()), [](const Var& g, const Var&, const Node& n) {
+    return g * exp(square(n.output())) * (0.5 / std::numbers::inv_sqrtpi);
+  });
+}
 // Piecewise constant: zero gradient.
 #define NUMR_STEP_OP(name)                                                             \
   Var name(const Var& x) {                                                             \

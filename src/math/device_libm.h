@@ -12,13 +12,15 @@
 // sanitized before it reaches pow2i or ilogb_normal, so any input (NaN, inf, subnormal) is
 // allowed and special values follow C99 Annex F.
 //
-// Accuracy (measured against long double references, see tests/test_device_libm.cpp): a few
-// ulp everywhere. sin, cos and tan reduce their argument with a 3-part Cody-Waite pi/2 and are
-// accurate for |x| < 2^52 (about 4.5e15), near zeros included; beyond, the results are in
-// range (|sin|, |cos| <= 1, tan finite) but not meaningful.
+// Accuracy (measured against long double references, see tests/test_device_libm.cpp and, for
+// erf, erfc and erfinv, tests/test_erf_family.cpp): a few ulp everywhere. sin, cos and tan
+// reduce their argument with a 3-part Cody-Waite pi/2 and are accurate for |x| < 2^52
+// (about 4.5e15), near zeros included; beyond, the results are in range (|sin|, |cos| <= 1,
+// tan finite) but not meaningful.
 #pragma once
 
 #include "math/libm/common.h"
+#include "math/libm/erf.h"
 #include "math/libm/exp_log.h"
 #include "math/libm/hyperbolic.h"
 #include "math/libm/pow.h"

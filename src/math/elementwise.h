@@ -5,6 +5,7 @@
 // Guards for special values live here too, so every backend gets them.
 #pragma once
 
+#include "math/libm/erf.h"
 #include "math/namespace.h"
 #include "math/scalar_double.h"
 
@@ -23,6 +24,8 @@ template <class T> T round(T x) { return rint(x); }
 template <class T> T isnan(T x) { return select(x != x, T(1), T(0)); }
 template <class T> T isinf(T x) { return select(fabs(x) == T(__builtin_inf()), T(1), T(0)); }
 template <class T> T logical_not(T x) { return select(x == T(0), T(1), T(0)); }
+// erfinv has no std:: counterpart: for double it is the device library's.
+inline double erfinv(double x) { return libm::erfinv(x); }
 
 // ---- activations ----
 // x < 0 ? 0 : x, so NaN stays NaN.

@@ -16,7 +16,7 @@ NUMR_STD1(sqrt) NUMR_STD1(cbrt) NUMR_STD1(exp) NUMR_STD1(exp2) NUMR_STD1(expm1)
 NUMR_STD1(log) NUMR_STD1(log2) NUMR_STD1(log10) NUMR_STD1(log1p) NUMR_STD1(sin)
 NUMR_STD1(cos) NUMR_STD1(tan) NUMR_STD1(asin) NUMR_STD1(acos) NUMR_STD1(atan)
 NUMR_STD1(sinh) NUMR_STD1(cosh) NUMR_STD1(tanh) NUMR_STD1(asinh) NUMR_STD1(acosh)
-NUMR_STD1(atanh) NUMR_STD1(erf) NUMR_STD1(fabs) NUMR_STD1(floor) NUMR_STD1(ceil)
+NUMR_STD1(atanh) NUMR_STD1(erf) NUMR_STD1(erfc) NUMR_STD1(fabs) NUMR_STD1(floor) NUMR_STD1(ceil)
 NUMR_STD1(trunc) NUMR_STD1(rint)
 #undef NUMR_STD1
 inline double pow(double x, double y) { return std::pow(x, y); }

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "math/device_libm.h"
+#include "math/libm32/libm32.h"
 #include "numr/error.h"
 
 namespace numr::ptx {
@@ -145,6 +146,20 @@ NUMR_VALUE_MATH1(acosh)
 NUMR_VALUE_MATH1(atanh)
 NUMR_VALUE_MATH1(cbrt)
 #undef NUMR_VALUE_MATH1
+
+// Both libraries, each in a scope of its own precision (the f32 one keeps the caller's
+// approximations).
+#define NUMR_VALUE_MATH1_F32(fn)                                                       \
+  Value fn(const Value& x) {                                                           \
+    need_float(#fn, x);                                                                \
+    if (x.type() == PtxType::f64) return in_f64([&] { return libm::fn(x); });          \
+    FormulaScope scope(FormulaScope::builder(), PtxType::f32, FormulaScope::fast_math()); \
+    return ::numr::math::libm32::fn(x);                                                \
+  }
+NUMR_VALUE_MATH1_F32(erf)
+NUMR_VALUE_MATH1_F32(erfc)
+NUMR_VALUE_MATH1_F32(erfinv)
+#undef NUMR_VALUE_MATH1_F32
 
 Value pow(const Value& x, const Value& y) {
   return via_f64("pow", x, y, [](const Value& a, const Value& c) { return libm::pow(a, c); });

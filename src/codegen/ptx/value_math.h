@@ -41,6 +41,11 @@ Value asinh(const Value& x);
 Value acosh(const Value& x);
 Value atanh(const Value& x);
 Value cbrt(const Value& x);
+// f64 through math/libm/erf.h; f32 through the single-precision library (math/libm32),
+// in f32 arithmetic.
+Value erf(const Value& x);
+Value erfc(const Value& x);
+Value erfinv(const Value& x);
 Value pow(const Value& x, const Value& y);
 Value atan2(const Value& y, const Value& x);
 

@@ -27,6 +27,11 @@ namespace {
 
 using namespace ::numr::math;
 
+// erfinv has no SLEEF function: the device libraries' templates, on vectors.
+inline VF erfinv(VF x) { return math::libm32::erfinv(x); }
+inline VD erfinv(VD x) { return math::libm::erfinv(x); }
+inline VFH erfinv(VFH x) { return VFH(erfinv(VF(x.v)).v); }
+
 constexpr int64_t kChunk = 1024;  // elements per chunk; chunk buffers stay in L1
 
 struct Args {

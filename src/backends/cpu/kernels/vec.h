@@ -272,6 +272,7 @@ NUMR_VMATH1(asinh, asinh, _u10)
 NUMR_VMATH1(acosh, acosh, _u10)
 NUMR_VMATH1(atanh, atanh, _u10)
 NUMR_VMATH1(erf, erf, _u10)
+NUMR_VMATH1(erfc, erfc, _u15)
 NUMR_VMATH1(fabs, fabs, _)
 NUMR_VMATH1(floor, floor, _)
 NUMR_VMATH1(ceil, ceil, _)
@@ -324,6 +325,32 @@ inline VD fma(VD a, VD b, VD c) {
 #endif
 }
 inline VFH fma(VFH a, VFH b, VFH c) { return VFH(fma(VF(a.v), VF(b.v), VF(c.v)).v); }
+
+// Primitives of the device math libraries (math/device_libm.h, math/libm32/libm32.h), for
+// the functions SLEEF lacks: 2^n for integral n in the normal exponent range, and
+// floor(log2 |x|) of normal x, both from the exponent bits.
+inline VF pow2i(VF n) {
+  const vfm_raw b = (__builtin_convertvector(n.v, vfm_raw) + 127) << 23;
+  vf_raw r;
+  std::memcpy(&r, &b, sizeof r);
+  return VF(r);
+}
+inline VD pow2i(VD n) {
+  const vdm_raw b = (__builtin_convertvector(n.v, vdm_raw) + 1023) << 52;
+  vd_raw r;
+  std::memcpy(&r, &b, sizeof r);
+  return VD(r);
+}
+inline VF ilogb_normal(VF x) {
+  vfm_raw b;
+  std::memcpy(&b, &x.v, sizeof b);
+  return VF(__builtin_convertvector(((b >> 23) & 0xff) - 127, vf_raw));
+}
+inline VD ilogb_normal(VD x) {
+  vdm_raw b;
+  std::memcpy(&b, &x.v, sizeof b);
+  return VD(__builtin_convertvector(((b >> 52) & 0x7ff) - 1023, vd_raw));
+}
 
 // exp and exp2 of float lanes, inlined (a library call costs more than the arithmetic, and
 // every live vector is spilled around it): exp(x) = 2^n e^r with x = n ln2 + r, |r| <= ln2
