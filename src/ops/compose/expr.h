@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "math/elementwise.h"
 #include "numr/autograd.h"
 #include "numr/ops.h"
 
@@ -164,6 +165,9 @@ NUMR_EXPR_FN(atanh, atanh, std::atanh)
 NUMR_EXPR_FN(floor, floor, std::floor)
 NUMR_EXPR_FN(ceil, ceil, std::ceil)
 NUMR_EXPR_FN(trunc, trunc, std::trunc)
+NUMR_EXPR_FN(erf, erf, std::erf)
+NUMR_EXPR_FN(erfc, erfc, std::erfc)
+NUMR_EXPR_FN(erfinv, erfinv, ::numr::math::erfinv)
 NUMR_EXPR_FN(fabs, abs, std::fabs)
 NUMR_EXPR_FN(rint, round, std::nearbyint)
 #undef NUMR_EXPR_FN
