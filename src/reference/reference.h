@@ -49,4 +49,8 @@ RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTenso
 void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
                   bool saved_is_pre, RefTensor& grad_pre, RefTensor& d_bias);
 
+// rms_norm (bias null, centred false) and layer_norm over the last dim; weight, bias [D].
+RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor* bias,
+                   double eps, bool centred);
+
 }  // namespace numr::reference

@@ -41,8 +41,10 @@ class CpuBackend final : public Backend {
  public:
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return std::string("cpu/") + kernels().isa; }
-  // Every op of the table has a CPU kernel.
-  bool supports(OpId op, DType t) const override { return op_accepts(op, t); }
+  // Every op of the table has a CPU kernel but the normalisations (composed).
+  bool supports(OpId op, DType t) const override {
+    return op_accepts(op, t) && op_info(op).family != OpFamily::Norm;
+  }
 
   void* allocate(size_t nbytes) override { return HostAllocator::instance().allocate(nbytes); }
   void deallocate(void* handle) noexcept override { HostAllocator::instance().deallocate(handle); }

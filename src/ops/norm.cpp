@@ -1,0 +1,141 @@
+// Front ends of the Norm family (rms_norm, layer_norm) and of their backward: the fused
+// kernel where the backend has one, else the composition (src/ops/compose/norm.cpp).
+#include "ops/norm.h"
+
+#include <cmath>
+#include <limits>
+
+#include "numr/norm.h"
+#include "numr/ops.h"
+#include "ops/common.h"
+#include "ops/compose/norm.h"
+
+namespace numr {
+namespace ops {
+
+double check_norm(OpId op, const Tensor& x, const Tensor& weight, const Tensor* bias,
+                  std::optional<double> eps) {
+  const std::string_view name = op_name(op);
+  check_defined(name, x);
+  check_defined(name, weight);
+  if (bias) check_defined(name, *bias);
+  check_dtype(op, x.dtype());
+  if (bias) check_same(name, {&x, &weight, bias});
+  else check_same(name, {&x, &weight});
+  if (x.dim() < 1) fail<InvalidDimension>(name, "x must have at least 1 dim, got a 0-d tensor");
+  const Shape want{x.shape().back()};
+  if (weight.shape() != want)
+    fail<ShapeMismatch>(name, "weight must have shape ", shape_str(want), " (x's last dim), got ",
+                        shape_str(weight.shape()));
+  if (bias && bias->shape() != want)
+    fail<ShapeMismatch>(name, "bias must have shape ", shape_str(want), " (x's last dim), got ",
+                        shape_str(bias->shape()));
+  if (!eps) {
+    switch (x.dtype()) {
+      case DType::F64: return std::numeric_limits<double>::epsilon();
+      case DType::F32: return double(std::numeric_limits<float>::epsilon());
+      case DType::F16: return std::ldexp(1.0, -10);
+      default: return std::ldexp(1.0, -7);  // BF16
+    }
+  }
+  if (!std::isfinite(*eps) || *eps < 0)
+    fail<InvalidArgument>(name, "eps must be finite and >= 0, got ", *eps);
+  return *eps;
+}
+
+}  // namespace ops
+
+namespace {
+
+Shape row_shape(const Shape& x) { return Shape(x.begin(), x.end() - 1); }
+
+NormForward forward(OpId op, const Tensor& x, const Tensor& w, const Tensor* b,
+                    std::optional<double> eps_in) {
+  const OpScope scope(op_name(op));
+  const double eps = ops::check_norm(op, x, w, b, eps_in);
+  const bool centred = op == OpId::layer_norm;
+  if (x.numel() == 0) {
+    // No elements to normalise; rows of zero elements have NaN statistics (mean of nothing).
+    const Shape rows = row_shape(x.shape());
+    const DType wide = compute_dtype(x.dtype());
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    NormForward f;
+    f.out = Tensor::empty(x.shape(), x.dtype(), x.device());
+    if (centred) f.mean = full(rows, nan, wide, x.device());
+    f.rstd = full(rows, nan, wide, x.device());
+    return f;
+  }
+  if (!use_kernel(backend_for(x.device()), op, x.dtype()))
+    return compose::norm_forward(x, w, b, eps, centred);
+  fail<BackendLimitation>(op_name(op), "no row-normalisation kernel call for ",
+                          backend_for(x.device()).name());
+}
+
+// Checks grad and the saved statistics against x; returns whether the op is centred.
+void check_backward(OpId op, const Tensor& grad, const Tensor& x, const Tensor& w,
+                    const Tensor* mean, const Tensor& rstd) {
+  const std::string_view name = op_name(op);
+  ops::check_norm(op, x, w, nullptr, 0.0);
+  ops::check_defined(name, grad);
+  ops::check_same(name, {&x, &grad});
+  if (grad.shape() != x.shape())
+    fail<ShapeMismatch>(name, "grad must have x's shape ", shape_str(x.shape()), ", got ",
+                        shape_str(grad.shape()));
+  const Shape rows = row_shape(x.shape());
+  const DType wide = compute_dtype(x.dtype());
+  for (const Tensor* s : {mean, &rstd}) {
+    if (!s) continue;
+    ops::check_defined(name, *s);
+    if (s->device() != x.device())
+      fail<DeviceMismatch>(name, "saved statistics on ", s->device(), ", x on ", x.device());
+    if (s->dtype() != wide)
+      fail<DTypeMismatch>(name, "saved statistics must be ", wide, ", got ", s->dtype());
+    if (s->shape() != rows)
+      fail<ShapeMismatch>(name, "saved statistics must have shape ", shape_str(rows), ", got ",
+                          shape_str(s->shape()));
+  }
+}
+
+NormGrads backward(OpId op, const Tensor& grad, const Tensor& x, const Tensor& w,
+                   const Tensor* mean, const Tensor& rstd) {
+  const OpScope scope(op_name(op));
+  check_backward(op, grad, x, w, mean, rstd);
+  const bool centred = op == OpId::layer_norm;
+  if (x.numel() == 0) {
+    NormGrads r;
+    r.d_x = zeros(x.shape(), x.dtype(), x.device());
+    r.d_weight = zeros(w.shape(), x.dtype(), x.device());
+    if (centred) r.d_bias = zeros(w.shape(), x.dtype(), x.device());
+    return r;
+  }
+  if (!use_kernel(backend_for(x.device()), op, x.dtype()))
+    return compose::norm_backward(grad, x, w, mean ? *mean : Tensor(), rstd, centred);
+  fail<BackendLimitation>(op_name(op), "no row-normalisation kernel call for ",
+                          backend_for(x.device()).name());
+}
+
+}  // namespace
+
+Tensor rms_norm(const Tensor& x, const Tensor& weight, std::optional<double> eps) {
+  return forward(OpId::rms_norm, x, weight, nullptr, eps).out;
+}
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  return forward(OpId::layer_norm, x, weight, &bias, eps).out;
+}
+NormForward rms_norm_fwd(const Tensor& x, const Tensor& weight, std::optional<double> eps) {
+  return forward(OpId::rms_norm, x, weight, nullptr, eps);
+}
+NormForward layer_norm_fwd(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                           double eps) {
+  return forward(OpId::layer_norm, x, weight, &bias, eps);
+}
+NormGrads rms_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weight,
+                       const Tensor& rstd) {
+  return backward(OpId::rms_norm, grad, x, weight, nullptr, rstd);
+}
+NormGrads layer_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weight,
+                         const Tensor& mean, const Tensor& rstd) {
+  return backward(OpId::layer_norm, grad, x, weight, &mean, rstd);
+}
+
+}  // namespace numr
