@@ -49,8 +49,9 @@ namespace {
 
 Shape row_shape(const Shape& x) { return Shape(x.begin(), x.end() - 1); }
 
+// want_stats: also the per-row statistics (for the backward).
 NormForward forward(OpId op, const Tensor& x, const Tensor& w, const Tensor* b,
-                    std::optional<double> eps_in) {
+                    std::optional<double> eps_in, bool want_stats) {
   const OpScope scope(op_name(op));
   const double eps = ops::check_norm(op, x, w, b, eps_in);
   const bool centred = op == OpId::layer_norm;
@@ -61,14 +62,42 @@ NormForward forward(OpId op, const Tensor& x, const Tensor& w, const Tensor* b,
     const double nan = std::numeric_limits<double>::quiet_NaN();
     NormForward f;
     f.out = Tensor::empty(x.shape(), x.dtype(), x.device());
+    if (!want_stats) return f;
     if (centred) f.mean = full(rows, nan, wide, x.device());
     f.rstd = full(rows, nan, wide, x.device());
     return f;
   }
-  if (!use_kernel(backend_for(x.device()), op, x.dtype()))
-    return compose::norm_forward(x, w, b, eps, centred);
-  fail<BackendLimitation>(op_name(op), "no row-normalisation kernel call for ",
-                          backend_for(x.device()).name());
+  Backend& be = backend_for(x.device());
+  if (!use_kernel(be, op, x.dtype())) {
+    NormForward f = compose::norm_forward(x, w, b, eps, centred);
+    if (!want_stats) f.mean = f.rstd = Tensor();
+    return f;
+  }
+  const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b ? b->contiguous() : Tensor();
+  const Shape rows = row_shape(x.shape());
+  const DType wide = compute_dtype(x.dtype());
+  NormForward f;
+  f.out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  RowNormCall call;
+  call.op = op;
+  call.x = ref_of(xc);
+  call.weight = ref_of(wc);
+  if (b) call.bias = ref_of(bc);
+  call.out = ref_of(f.out);
+  if (want_stats) {
+    f.rstd = Tensor::empty(rows, wide, x.device());
+    call.rstd = ref_of(f.rstd);
+    if (centred) {
+      f.mean = Tensor::empty(rows, wide, x.device());
+      call.mean = ref_of(f.mean);
+    }
+  }
+  call.d = x.shape().back();
+  call.rows = x.numel() / call.d;
+  call.eps = eps;
+  call.has_stats = want_stats;
+  be.row_norm(call);
+  return f;
 }
 
 // Checks grad and the saved statistics against x; returns whether the op is centred.
@@ -108,26 +137,47 @@ NormGrads backward(OpId op, const Tensor& grad, const Tensor& x, const Tensor& w
     if (centred) r.d_bias = zeros(w.shape(), x.dtype(), x.device());
     return r;
   }
-  if (!use_kernel(backend_for(x.device()), op, x.dtype()))
+  Backend& be = backend_for(x.device());
+  if (!use_kernel(be, op, x.dtype()))
     return compose::norm_backward(grad, x, w, mean ? *mean : Tensor(), rstd, centred);
-  fail<BackendLimitation>(op_name(op), "no row-normalisation kernel call for ",
-                          backend_for(x.device()).name());
+  const Tensor gc = grad.contiguous(), xc = x.contiguous(), wc = w.contiguous(),
+               mc = mean ? mean->contiguous() : Tensor(), rc = rstd.contiguous();
+  NormGrads r;
+  r.d_x = Tensor::empty(x.shape(), x.dtype(), x.device());
+  r.d_weight = Tensor::empty(w.shape(), x.dtype(), x.device());
+  RowNormBwdCall call;
+  call.op = op;
+  call.grad = ref_of(gc);
+  call.x = ref_of(xc);
+  call.weight = ref_of(wc);
+  if (mean) call.mean = ref_of(mc);
+  call.rstd = ref_of(rc);
+  call.d_x = ref_of(r.d_x);
+  call.d_weight = ref_of(r.d_weight);
+  if (centred) {
+    r.d_bias = Tensor::empty(w.shape(), x.dtype(), x.device());
+    call.d_bias = ref_of(r.d_bias);
+  }
+  call.d = x.shape().back();
+  call.rows = x.numel() / call.d;
+  be.row_norm_bwd(call);
+  return r;
 }
 
 }  // namespace
 
 Tensor rms_norm(const Tensor& x, const Tensor& weight, std::optional<double> eps) {
-  return forward(OpId::rms_norm, x, weight, nullptr, eps).out;
+  return forward(OpId::rms_norm, x, weight, nullptr, eps, false).out;
 }
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
-  return forward(OpId::layer_norm, x, weight, &bias, eps).out;
+  return forward(OpId::layer_norm, x, weight, &bias, eps, false).out;
 }
 NormForward rms_norm_fwd(const Tensor& x, const Tensor& weight, std::optional<double> eps) {
-  return forward(OpId::rms_norm, x, weight, nullptr, eps);
+  return forward(OpId::rms_norm, x, weight, nullptr, eps, true);
 }
 NormForward layer_norm_fwd(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            double eps) {
-  return forward(OpId::layer_norm, x, weight, &bias, eps);
+  return forward(OpId::layer_norm, x, weight, &bias, eps, true);
 }
 NormGrads rms_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weight,
                        const Tensor& rstd) {

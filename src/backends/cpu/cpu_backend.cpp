@@ -41,10 +41,8 @@ class CpuBackend final : public Backend {
  public:
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return std::string("cpu/") + kernels().isa; }
-  // Every op of the table has a CPU kernel but the normalisations (composed).
-  bool supports(OpId op, DType t) const override {
-    return op_accepts(op, t) && op_info(op).family != OpFamily::Norm;
-  }
+  // Every op of the table has a CPU kernel.
+  bool supports(OpId op, DType t) const override { return op_accepts(op, t); }
 
   void* allocate(size_t nbytes) override { return HostAllocator::instance().allocate(nbytes); }
   void deallocate(void* handle) noexcept override { HostAllocator::instance().deallocate(handle); }
@@ -65,6 +63,8 @@ class CpuBackend final : public Backend {
   void matmul(const MatmulCall& c) override { cpu::matmul(c); }
   void matmul_epilogue(const GemmEpilogueCall& c) override { cpu::matmul_epilogue(c); }
   void bias_activation_bwd(const BiasActBwdCall& c) override { kernels().bias_activation_bwd(c); }
+  void row_norm(const RowNormCall& c) override { kernels().row_norm(c); }
+  void row_norm_bwd(const RowNormBwdCall& c) override { kernels().row_norm_bwd(c); }
   void copy(const CopyCall& c) override { kernels().copy(c); }
   void fill(const FillCall& c) override { kernels().fill(c); }
   void sequence(const SequenceCall& c) override { kernels().sequence(c); }
