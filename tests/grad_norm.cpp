@@ -28,12 +28,9 @@ struct Case {
 };
 
 void check_norm(OpId op) {
-  const std::vector<Case> cases = {{{5}, Layout::Contiguous},
-                                   {{3, 4}, Layout::Contiguous},
-                                   {{4, 3}, Layout::Transposed},
-                                   {{2, 3, 7}, Layout::Contiguous},
-                                   {{3, 9}, Layout::Strided},
-                                   {{4, 1}, Layout::Contiguous}};
+  const std::vector<Case> cases = {{{5}, Layout::Contiguous},    {{3, 4}, Layout::Contiguous},
+                                   {{4, 3}, Layout::Transposed}, {{2, 3, 7}, Layout::Contiguous},
+                                   {{3, 9}, Layout::Strided},    {{4, 1}, Layout::Contiguous}};
   for (bool force : {false, true}) {
     const ForceComposition fc(force, {op});
     uint64_t seed = 1;
@@ -44,12 +41,12 @@ void check_norm(OpId op) {
       const Tensor x = input(c.shape, seed++, c.layout), w = input({d}, seed++),
                    b = input({d}, seed++);
       if (op == OpId::rms_norm) {
-        check_gradients(op, what, [](const std::vector<Var>& v) { return rms_norm(v[0], v[1], 0.1); },
-                        {x, w});
-      } else {
         check_gradients(
-            op, what,
-            [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 0.1); }, {x, w, b});
+            op, what, [](const std::vector<Var>& v) { return rms_norm(v[0], v[1], 0.1); }, {x, w});
+      } else {
+        check_gradients(op, what,
+                        [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 0.1); },
+                        {x, w, b});
       }
     }
   }
@@ -68,8 +65,8 @@ TEST(GradNorm, PartialAndF32) {
     // sum(xhat^2) = D for every x: its gradient is 0 (up to rounding).
     for (float v : g[x].to_vector<float>()) EXPECT_NEAR(v, 0.f, 1e-6f);
     // rms_norm is scale invariant: its gradient is orthogonal to x.
-    const Gradients g2 = backward(sum(rms_norm(x, w, 0.0) * Tensor::from_vector<float>(
-                                                               {1, -2, 0.5, 3}, {4})));
+    const Gradients g2 =
+        backward(sum(rms_norm(x, w, 0.0) * Tensor::from_vector<float>({1, -2, 0.5, 3}, {4})));
     EXPECT_EQ(g2[x].dtype(), DType::F32);
     const std::vector<float> gx = g2[x].to_vector<float>(), xv = x.tensor().to_vector<float>();
     float dot = 0, norm = 0;

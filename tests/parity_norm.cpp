@@ -37,8 +37,7 @@ std::string check_case(OpId op, DType t, Device dev, const Shape& shape, const I
   const Tensor got = centred ? layer_norm(x, w, b, eps.value_or(1e-5)) : rms_norm(x, w, eps);
   const RefTensor bias = to_ref(b);
   const RefTensor ref = reference::row_norm(to_ref(x), to_ref(w), centred ? &bias : nullptr,
-                                            eps.value_or(centred ? 1e-5 : machine_eps(t)),
-                                            centred);
+                                            eps.value_or(centred ? 1e-5 : machine_eps(t)), centred);
   if (got.shape() != x.shape()) return "shape " + shape_str(got.shape());
   const std::string m = compare(got, ref, accumulation_tolerance(t, d));
   if (m.empty()) return "";
@@ -47,9 +46,8 @@ std::string check_case(OpId op, DType t, Device dev, const Shape& shape, const I
 }
 
 void run_parity(OpId op) {
-  const std::vector<Shape> shapes = {{1},     {7},     {3, 1},      {5, 33},   {4, 3, 17},
-                                     {2, 1030}, {0, 8}, {3, 0},    {2, 0, 5}, {37, 16},
-                                     {9, 64},   {6, 4096}};
+  const std::vector<Shape> shapes = {{1},    {7},    {3, 1},    {5, 33},  {4, 3, 17}, {2, 1030},
+                                     {0, 8}, {3, 0}, {2, 0, 5}, {37, 16}, {9, 64},    {6, 4096}};
   for_each_case(op, dtypes_of(op), [&](DType t, Device dev) -> std::string {
     uint64_t seed = 1;
     for (const Shape& s : shapes)
@@ -71,8 +69,7 @@ void run_specials(OpId op) {
   for_each_case(op, dtypes_of(op), [&](DType t, Device dev) -> std::string {
     uint64_t seed = 100;
     for (const Shape& s : std::vector<Shape>{{7}, {33, 17}, {5, 7, 11}, {37, 16}, {9, 64}}) {
-      const std::string m =
-          check_case(op, t, dev, s, InputSpec{.specials = true}, 1e-5, ++seed);
+      const std::string m = check_case(op, t, dev, s, InputSpec{.specials = true}, 1e-5, ++seed);
       if (!m.empty()) return m;
     }
     return "";
@@ -106,6 +103,43 @@ TEST(ParityNorm, LayerNorm) {
   run_specials(OpId::layer_norm);
   run_large(OpId::layer_norm);
 }
+
+// The backward (fused kernel and composition) from the forward's saved statistics, against
+// the reference's backward.
+void run_backward(OpId op) {
+  const bool centred = op == OpId::layer_norm;
+  for_each_case(op, dtypes_of(op), [&](DType t, Device dev) -> std::string {
+    uint64_t seed = 900;
+    for (const Shape& s :
+         std::vector<Shape>{{1}, {3, 1}, {5, 33}, {4, 3, 17}, {300, 24}, {32, 4096}, {0, 5}}) {
+      const int64_t d = s.back();
+      const Tensor x = make_input(s, t, dev, InputSpec{}, ++seed);
+      const Tensor g = make_input(s, t, dev, InputSpec{}, ++seed);
+      const Tensor w = make_input({d}, t, dev, InputSpec{}, ++seed);
+      const Tensor b = make_input({d}, t, dev, InputSpec{}, ++seed);
+      const double eps = 1e-3;
+      NormGrads got;
+      if (centred) {
+        const NormForward f = layer_norm_fwd(x, w, b, eps);
+        got = layer_norm_bwd(g, x, w, f.mean, f.rstd);
+      } else {
+        const NormForward f = rms_norm_fwd(x, w, eps);
+        got = rms_norm_bwd(g, x, w, f.rstd);
+      }
+      RefTensor dx, dw, db;
+      reference::row_norm_bwd(to_ref(g), to_ref(x), to_ref(w), eps, centred, dx, dw, db);
+      const int64_t rows = d == 0 ? 0 : x.numel() / d;
+      std::string m = compare(got.d_x, dx, accumulation_tolerance(t, d));
+      if (m.empty()) m = compare(got.d_weight, dw, accumulation_tolerance(t, rows * d));
+      if (m.empty() && centred) m = compare(got.d_bias, db, accumulation_tolerance(t, rows));
+      if (!m.empty()) return "backward, shape " + shape_str(s) + ": " + m;
+    }
+    return "";
+  });
+}
+
+TEST(ParityNorm, RmsNormBackward) { run_backward(OpId::rms_norm); }
+TEST(ParityNorm, LayerNormBackward) { run_backward(OpId::layer_norm); }
 
 // The saved statistics and the backward, on both paths, against the reference's formulas.
 TEST(ParityNorm, ForwardStatisticsAndBackward) {

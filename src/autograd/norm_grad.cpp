@@ -38,12 +38,10 @@ Grads composed_grads(const Var& g, const Node& n, double eps, bool centred) {
   const compose::NormParts<Var> p = compose::norm_parts<Var>(xw, ww, nullptr, eps, centred);
   const Var xhat = (centred ? xw - p.mean : xw) * p.rstd;
   Grads out;
-  out.push_back(x.requires_grad()
-                    ? cast(compose::norm_input_grad(gw, xhat, ww, p.rstd, centred), t)
-                    : Var());
+  out.push_back(x.requires_grad() ? cast(compose::norm_input_grad(gw, xhat, ww, p.rstd, centred), t)
+                                  : Var());
   out.push_back(w.requires_grad() ? cast(compose::sum_rows(gw * xhat), t) : Var());
-  if (centred)
-    out.push_back(n.input(2).requires_grad() ? cast(compose::sum_rows(gw), t) : Var());
+  if (centred) out.push_back(n.input(2).requires_grad() ? cast(compose::sum_rows(gw), t) : Var());
   return out;
 }
 

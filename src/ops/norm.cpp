@@ -20,8 +20,10 @@ double check_norm(OpId op, const Tensor& x, const Tensor& weight, const Tensor* 
   check_defined(name, weight);
   if (bias) check_defined(name, *bias);
   check_dtype(op, x.dtype());
-  if (bias) check_same(name, {&x, &weight, bias});
-  else check_same(name, {&x, &weight});
+  if (bias)
+    check_same(name, {&x, &weight, bias});
+  else
+    check_same(name, {&x, &weight});
   if (x.dim() < 1) fail<InvalidDimension>(name, "x must have at least 1 dim, got a 0-d tensor");
   const Shape want{x.shape().back()};
   if (weight.shape() != want)
@@ -175,8 +177,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, dou
 NormForward rms_norm_fwd(const Tensor& x, const Tensor& weight, std::optional<double> eps) {
   return forward(OpId::rms_norm, x, weight, nullptr, eps, true);
 }
-NormForward layer_norm_fwd(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                           double eps) {
+NormForward layer_norm_fwd(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
   return forward(OpId::layer_norm, x, weight, &bias, eps, true);
 }
 NormGrads rms_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weight,

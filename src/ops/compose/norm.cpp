@@ -13,8 +13,8 @@ NormForward norm_forward(const Tensor& x, const Tensor& w, const Tensor* b, doub
                          bool centred) {
   const DType t = x.dtype(), wide = compute_dtype(t);
   const Tensor bw = b ? b->cast(wide) : Tensor();
-  const NormParts<Tensor> p = norm_parts<Tensor>(x.cast(wide), w.cast(wide), b ? &bw : nullptr, eps,
-                                         centred);
+  const NormParts<Tensor> p =
+      norm_parts<Tensor>(x.cast(wide), w.cast(wide), b ? &bw : nullptr, eps, centred);
   const Shape rows = row_shape(x.shape());
   NormForward f;
   f.out = p.out.cast(t);
@@ -23,8 +23,8 @@ NormForward norm_forward(const Tensor& x, const Tensor& w, const Tensor* b, doub
   return f;
 }
 
-NormGrads norm_backward(const Tensor& grad, const Tensor& x, const Tensor& w,
-                        const Tensor& mean, const Tensor& rstd, bool centred) {
+NormGrads norm_backward(const Tensor& grad, const Tensor& x, const Tensor& w, const Tensor& mean,
+                        const Tensor& rstd, bool centred) {
   const DType t = x.dtype(), wide = compute_dtype(t);
   Shape kept = x.shape();
   kept.back() = 1;

@@ -55,7 +55,7 @@ X sum_rows(const X& v) {
 NormForward norm_forward(const Tensor& x, const Tensor& w, const Tensor* b, double eps,
                          bool centred);
 // The gradients from what norm_forward saved (mean undefined for rms_norm).
-NormGrads norm_backward(const Tensor& grad, const Tensor& x, const Tensor& w,
-                        const Tensor& mean, const Tensor& rstd, bool centred);
+NormGrads norm_backward(const Tensor& grad, const Tensor& x, const Tensor& w, const Tensor& mean,
+                        const Tensor& rstd, bool centred);
 
 }  // namespace numr::compose

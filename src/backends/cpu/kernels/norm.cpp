@@ -24,9 +24,16 @@
 namespace numr::cpu::NUMR_ISA {
 namespace {
 
-template <class C> struct VecOf;
-template <> struct VecOf<float> { using type = VF; };
-template <> struct VecOf<double> { using type = VD; };
+template <class C>
+struct VecOf;
+template <>
+struct VecOf<float> {
+  using type = VF;
+};
+template <>
+struct VecOf<double> {
+  using type = VD;
+};
 
 // Σ f(i) over a row of d elements, in four vector accumulators (f gives a vector at i, or a
 // scalar in the tail through fs).
@@ -67,7 +74,9 @@ inline void narrow(const C* src, int64_t d, S* p) {
 }
 
 // Rows per task, so that a task has enough work to pay for its start.
-inline int64_t row_grain(int64_t d) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(d, 1)); }
+inline int64_t row_grain(int64_t d) {
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(d, 1));
+}
 
 template <class S, class C>
 void forward(const RowNormCall& c) {
@@ -98,8 +107,8 @@ void forward(const RowNormCall& c) {
       C* yr = kWide ? scratch.get() + d : reinterpret_cast<C*>(out + r * d);
       C mu = 0;
       if (centred)
-        mu = row_sum<V>(d, [&](int64_t i) { return V::load(xr + i); },
-                        [&](int64_t i) { return xr[i]; }) /
+        mu = row_sum<V>(
+                 d, [&](int64_t i) { return V::load(xr + i); }, [&](int64_t i) { return xr[i]; }) /
              C(d);
       const V vmu(mu);
       const C ss = row_sum<V>(
@@ -153,8 +162,8 @@ void backward(const RowNormBwdCall& c) {
   const std::unique_ptr<C[]> partial(new C[size_t(2 * tasks * d)]());
   pool.parallel_for(tasks, 1, [&](int64_t t0, int64_t t1) {
     const std::unique_ptr<C[]> scratch(new C[size_t(4 * d)]);
-    C* xw = scratch.get();      // x widened
-    C* gw = xw + d;             // g widened
+    C* xw = scratch.get();  // x widened
+    C* gw = xw + d;         // g widened
     C* xhat = gw + d;
     C* dxr = xhat + d;
     for (int64_t t = t0; t < t1; ++t) {
@@ -231,15 +240,11 @@ inline void visit_float(DType t, F&& f) {
 }  // namespace
 
 void row_norm(const RowNormCall& c) {
-  visit_float(c.x.dtype, [&](auto s, auto cw) {
-    forward<decltype(s), decltype(cw)>(c);
-  });
+  visit_float(c.x.dtype, [&](auto s, auto cw) { forward<decltype(s), decltype(cw)>(c); });
 }
 
 void row_norm_bwd(const RowNormBwdCall& c) {
-  visit_float(c.x.dtype, [&](auto s, auto cw) {
-    backward<decltype(s), decltype(cw)>(c);
-  });
+  visit_float(c.x.dtype, [&](auto s, auto cw) { backward<decltype(s), decltype(cw)>(c); });
 }
 
 }  // namespace numr::cpu::NUMR_ISA
