@@ -7,6 +7,7 @@
 #include "numr/error.h"
 #include "numr/half.h"
 #include "numr/losses.h"
+#include "numr/norm.h"
 #include "numr/op_info.h"
 #include "numr/ops.h"
 #include "numr/optim.h"

@@ -94,6 +94,27 @@ struct BiasActBwdCall {
   bool saved_is_pre = true;
 };
 
+// rms_norm or layer_norm (op) over rows of d elements: x and out contiguous [rows, d];
+// weight and bias (layer_norm only) contiguous [d]; all of one float dtype. When has_stats,
+// mean (layer_norm only) and rstd, contiguous [rows] in compute_dtype, receive the row
+// statistics. Statistics in compute_dtype; out rounded once.
+struct RowNormCall {
+  OpId op;
+  TensorRef x, weight, bias, out, mean, rstd;
+  int64_t rows = 0, d = 0;
+  double eps = 0.0;
+  bool has_stats = false;
+};
+
+// The backward of RowNormCall from grad and x (contiguous [rows, d]), weight [d] and the
+// statistics the forward saved (mean for layer_norm only, rstd): d_x contiguous [rows, d],
+// d_weight and d_bias (layer_norm only) [d], summed over the rows; all of x's dtype.
+struct RowNormBwdCall {
+  OpId op;
+  TensorRef grad, x, weight, mean, rstd, d_x, d_weight, d_bias;
+  int64_t rows = 0, d = 0;
+};
+
 // dst = src converted to dst's dtype; equal shapes, any strides on both (dst may be a view
 // into a larger tensor; dst never overlaps src).
 struct CopyCall {
@@ -165,6 +186,9 @@ class Backend {
   virtual void matmul(const MatmulCall& call);
   virtual void matmul_epilogue(const GemmEpilogueCall& call);
   virtual void bias_activation_bwd(const BiasActBwdCall& call);
+  // rms_norm and layer_norm, forward and backward, where supports() says so.
+  virtual void row_norm(const RowNormCall& call);
+  virtual void row_norm_bwd(const RowNormBwdCall& call);
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so

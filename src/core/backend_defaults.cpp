@@ -21,5 +21,7 @@ void Backend::matmul_epilogue(const GemmEpilogueCall&) { no_kernel(*this, "matmu
 void Backend::bias_activation_bwd(const BiasActBwdCall&) {
   no_kernel(*this, "bias_activation_bwd");
 }
+void Backend::row_norm(const RowNormCall&) { no_kernel(*this, "row_norm"); }
+void Backend::row_norm_bwd(const RowNormBwdCall&) { no_kernel(*this, "row_norm_bwd"); }
 
 }  // namespace numr

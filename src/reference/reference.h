@@ -49,4 +49,13 @@ RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTenso
 void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
                   bool saved_is_pre, RefTensor& grad_pre, RefTensor& d_bias);
 
+// rms_norm (bias null, centred false) and layer_norm over the last dim; weight, bias [D].
+RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor* bias,
+                   double eps, bool centred);
+// Their backward from grad and x (statistics recomputed from x): d_x, and d_weight and
+// d_bias [D] summed over the rows.
+void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& weight,
+                  double eps, bool centred, RefTensor& d_x, RefTensor& d_weight,
+                  RefTensor& d_bias);
+
 }  // namespace numr::reference

@@ -63,6 +63,8 @@ class CpuBackend final : public Backend {
   void matmul(const MatmulCall& c) override { cpu::matmul(c); }
   void matmul_epilogue(const GemmEpilogueCall& c) override { cpu::matmul_epilogue(c); }
   void bias_activation_bwd(const BiasActBwdCall& c) override { kernels().bias_activation_bwd(c); }
+  void row_norm(const RowNormCall& c) override { kernels().row_norm(c); }
+  void row_norm_bwd(const RowNormBwdCall& c) override { kernels().row_norm_bwd(c); }
   void copy(const CopyCall& c) override { kernels().copy(c); }
   void fill(const FillCall& c) override { kernels().fill(c); }
   void sequence(const SequenceCall& c) override { kernels().sequence(c); }

@@ -16,8 +16,10 @@ class CudaBackend final : public Backend {
 
   Device device() const override;
   std::string name() const override;  // "cuda:0/sm_90 (NVIDIA H100 80GB HBM3)"
-  // Every op of the table has a CUDA kernel.
-  bool supports(OpId op, DType t) const override { return op_accepts(op, t); }
+  // Every op of the table has a CUDA kernel but the normalisations (composed).
+  bool supports(OpId op, DType t) const override {
+    return op_accepts(op, t) && op_info(op).family != OpFamily::Norm;
+  }
   CudaDevice& cuda_device() const { return dev_; }
 
   void* allocate(size_t nbytes) override;

@@ -87,6 +87,8 @@ struct KernelTable {
   void (*reduce)(const ReduceCall&);
   void (*along_axis)(const AxisCall&);
   void (*bias_activation_bwd)(const BiasActBwdCall&);
+  void (*row_norm)(const RowNormCall&);
+  void (*row_norm_bwd)(const RowNormBwdCall&);
   void (*epilogue_rows)(const EpilogueRows&);
   // Null below AVX-512; false, having done nothing, for BF16 on a CPU without AVX512-BF16.
   bool (*own_gemm)(const OwnGemmCall&);
@@ -105,6 +107,8 @@ struct KernelTable {
   void reduce(const ReduceCall&);                                         \
   void along_axis(const AxisCall&);                                       \
   void bias_activation_bwd(const BiasActBwdCall&);                        \
+  void row_norm(const RowNormCall&);                                      \
+  void row_norm_bwd(const RowNormBwdCall&);                               \
   void epilogue_rows(const EpilogueRows&);                                \
   bool own_gemm(const OwnGemmCall&);                                      \
   void copy(const CopyCall&);                                             \

@@ -16,6 +16,8 @@ const KernelTable table = {NUMR_STR(NUMR_ISA),
                            reduce,
                            along_axis,
                            bias_activation_bwd,
+                           row_norm,
+                           row_norm_bwd,
                            epilogue_rows,
 #if NUMR_ISA_LEVEL >= 3
                            own_gemm,
