@@ -1,9 +1,14 @@
 // Every kernel the CUDA backend can generate (kernel_catalog.h) is generated with unique
 // entry names, and assembles with ptxas for sm_80 and sm_90 with no error and no warning.
 // Needs no GPU; the assembly needs ptxas (skipped without, and in the sanitized tier).
+// With NUMR_PTX_DUMP=<dir>, the generation tests also write every kernel's PTX, sorted by
+// name, to <dir>/sm_<N>.ptx, so that a refactoring of a generator can be diffed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -30,6 +35,14 @@ void expect_catalog_generates(const ptx::Target& target) {
     EXPECT_NE(k.ptx.find(".entry " + k.name + "("), std::string::npos) << k.name;
   }
   std::printf("[ PtxCatalog ] %zu kernels generated for sm_%d\n", kernels.size(), target.sm);
+  if (const char* dir = std::getenv("NUMR_PTX_DUMP")) {
+    std::vector<const GeneratedKernel*> sorted;
+    for (const GeneratedKernel& k : kernels) sorted.push_back(&k);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
+    std::ofstream f(std::string(dir) + "/sm_" + std::to_string(target.sm) + ".ptx");
+    for (const GeneratedKernel* k : sorted) f << "// ==== " << k->name << "\n" << k->ptx << "\n";
+    ASSERT_TRUE(f.good()) << "cannot write the PTX dump in " << dir;
+  }
 }
 
 void expect_catalog_assembles(const ptx::Target& target) {

@@ -2,11 +2,13 @@
 
 #include <cctype>
 #include <memory>
+#include <stdexcept>
+#include <utility>
 
 #include "backends/cuda/fast_math.h"
 #include "codegen/ptx/element_io.h"
 #include "codegen/ptx/value_math.h"
-#include "math/elementwise.h"
+#include "math/formula.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -25,57 +27,26 @@ std::string lower(std::string_view s) {
   return r;
 }
 
-// The op's formula on Values of the compute type. Unqualified calls find the templates of
-// math/elementwise.h and, by argument-dependent lookup, Value's own functions (value.h,
-// value_math.h), which win over the double overloads of math/scalar_double.h.
+// The op's formula on Values of the compute type (math/formula.h). Its unqualified calls
+// find the templates of math/elementwise.h and, by argument-dependent lookup, Value's own
+// functions (value.h, value_math.h), which win over the double overloads of
+// math/scalar_double.h.
 Value apply(const ElementwiseConfig& c, const std::vector<Value>& x, const Value& s0,
             const Value& s1, int output) {
-  using namespace ::numr::math;
-  const bool integer = !ptx::is_float(x[0].type());
-  switch (c.op) {
-    // clang-format off
-#define NUMR_UNARY(name, d, g) case OpId::name: return name(x[0]);
-#define NUMR_UNARY_PRED(name, d, g) NUMR_UNARY(name, d, g)
-#define NUMR_BINARY(name, d, g) case OpId::name: return name(x[0], x[1]);
-#define NUMR_COMPARE(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_LOGICAL(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_ACT_MUL(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_ACT_BWD(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_TERNARY(name, d, g) case OpId::name: return name(x[0], x[1], x[2]);
-#define NUMR_SCALAR(name, d, g) case OpId::name: return name(x[0], s0);
-#define NUMR_ACT_MUL_BWD(name, d, g) \
-  case OpId::name: return output == 0 ? name##_a(x[0], x[1], x[2]) : name##_b(x[0], x[1], x[2]);
-#define NUMR_ACTIVATION(name, d, g) case OpId::name: return name(x[0]);
-#define NUMR_ACTIVATION_P(name, p, v, d, g) case OpId::name: return name(x[0], s0);
-#include "numr/op_table.def"
-    // clang-format on
-    case OpId::where_cond: return where_cond(x[0], x[1], x[2]);
-    case OpId::clamp:
-      if (integer) {  // the CPU's integer rule: the lower bound is tested first
-        const Value hi = c.has_hi ? select(x[0] > s1, s1, x[0]) : x[0];
-        return c.has_lo ? select(x[0] < s0, s0, hi) : hi;
-      }
-      return clamp(x[0], s0, s1, c.has_lo, c.has_hi);
-    default: fail<BackendError>("cuda", op_name(c.op), " is not an elementwise op");
+  if (c.op == OpId::clamp && !ptx::is_float(x[0].type())) {
+    // The CPU's integer rule: the lower bound is tested first.
+    const Value hi = c.has_hi ? select(x[0] > s1, s1, x[0]) : x[0];
+    return c.has_lo ? select(x[0] < s0, s0, hi) : hi;
   }
+  return math::formula<Value>(c.op, x.data(), s0, s1, c.has_lo, c.has_hi, output);
 }
 
-int expected_inputs(OpId op) {
-  switch (op_info(op).family) {
-    case OpFamily::Unary:
-    case OpFamily::UnaryPred:
-    case OpFamily::Activation:
-    case OpFamily::Scalar:
-    case OpFamily::Clamp: return 1;
-    case OpFamily::Binary:
-    case OpFamily::Compare:
-    case OpFamily::Logical:
-    case OpFamily::ActMul:
-    case OpFamily::ActBwd: return 2;
-    case OpFamily::Ternary:
-    case OpFamily::Select:
-    case OpFamily::ActMulBwd: return 3;
-    default: return -1;
+// The inputs and outputs of an elementwise op; {-1, -1} for any other op.
+std::pair<int, int> arity(OpId op) {
+  try {
+    return math::visit_formula(op, [](auto f) { return std::pair{f.inputs, f.outputs}; });
+  } catch (const std::invalid_argument&) {
+    return {-1, -1};
   }
 }
 
@@ -130,9 +101,8 @@ std::string elementwise_key(const ElementwiseConfig& c) {
 }
 
 GeneratedKernel generate_elementwise(const ElementwiseConfig& c, const ptx::Target& target) {
-  const int n_in = expected_inputs(c.op);
-  const size_t n_out = op_info(c.op).family == OpFamily::ActMulBwd ? 2 : 1;
-  if (n_in < 0 || c.ins.size() != size_t(n_in) || c.outs.size() != n_out)
+  const auto [n_in, n_out] = arity(c.op);
+  if (n_in < 0 || c.ins.size() != size_t(n_in) || c.outs.size() != size_t(n_out))
     fail<BackendError>("cuda", "elementwise kernel for ", op_name(c.op), " with ", c.ins.size(),
                        " inputs and ", c.outs.size(), " outputs");
   const DType source = elementwise_source_dtype(c.op, c.ins);

@@ -20,17 +20,19 @@
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/transposed_pieces.h"
 #include "backends/cpu/kernels/vec.h"
-#include "math/elementwise.h"
+#include "math/formula.h"
 
 namespace numr::cpu::NUMR_ISA {
-namespace {
 
-using namespace ::numr::math;
-
-// erfinv has no SLEEF function: the device libraries' templates, on vectors.
+// erfinv has no SLEEF function: the device libraries' templates, on vectors. Declared
+// beside the vector types, where math/formula.h finds them by argument-dependent lookup.
 inline VF erfinv(VF x) { return math::libm32::erfinv(x); }
 inline VD erfinv(VD x) { return math::libm::erfinv(x); }
 inline VFH erfinv(VFH x) { return VFH(erfinv(VF(x.v)).v); }
+
+namespace {
+
+using namespace ::numr::math;
 
 constexpr int64_t kChunk = 1024;  // elements per chunk; chunk buffers stay in L1
 
@@ -110,51 +112,44 @@ inline void map_n2(int64_t n, typename IO::T* out0, typename IO::T* out1,
   }
 }
 
+// One function per op and vector type, the formula (math/formula.h) inlined into its
+// loop. Kept out of line so that each op's loop has the inliner's whole budget: inlined
+// into the dispatch, a gate backward's formula was left as calls, and its two outputs
+// no longer shared their sigmoid.
+template <class F, class V, class IO>
+[[gnu::noinline]] void map_formula(int64_t n, typename IO::T* out, const typename IO::T* const* in,
+                                   int n_in, const FormulaScalars<V>& s) {
+  map_n<V, IO>(n, out, in, n_in, [&](V x, V y, V z) { return F::fn(x, y, z, s); });
+}
+
+template <class F, class V, class IO>
+[[gnu::noinline]] void map_formula2(int64_t n, typename IO::T* out0, typename IO::T* out1,
+                                    const typename IO::T* const* in, const FormulaScalars<V>& s) {
+  map_n2<V, IO>(n, out0, out1, in, [&](V g, V x, V y) {
+    Two<V> r;
+    F::fn2(g, x, y, s, r.first, r.second);
+    return r;
+  });
+}
+
 template <class V, class IO>
 void float_body2(const Args& a, int64_t n, typename IO::T* out0, typename IO::T* out1,
                  const typename IO::T* const* in) {
-  switch (a.op) {
-#define NUMR_ACT_MUL_BWD(name, d, g)                                          \
-  case OpId::name:                                                            \
-    return map_n2<V, IO>(n, out0, out1, in, [](V gr, V x, V y) {                  \
-      return Two<V>{name##_a(gr, x, y), name##_b(gr, x, y)};                  \
-    });
-#include "numr/op_table.def"
-    default: return;
-  }
+  const FormulaScalars<V> s{V(a.s0), V(a.s1), a.has_lo, a.has_hi};
+  visit_formula(a.op, [&](auto f) {
+    using F = decltype(f);
+    if constexpr (F::outputs == 2) map_formula2<F, V, IO>(n, out0, out1, in, s);
+  });
 }
 
 template <class V, class IO>
 void float_body(const Args& a, int64_t n, typename IO::T* out, const typename IO::T* const* in,
                 int n_in) {
-  const V s0(a.s0), s1(a.s1);
-  const bool lo = a.has_lo, hi = a.has_hi;
-  switch (a.op) {
-#define NUMR_CASE1(name) \
-  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V, V) { return name(x); });
-#define NUMR_UNARY(name, d, g) NUMR_CASE1(name)
-#define NUMR_UNARY_PRED(name, d, g) NUMR_CASE1(name)
-#define NUMR_BINARY(name, d, g) \
-  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V y, V) { return name(x, y); });
-#define NUMR_COMPARE(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_LOGICAL(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_ACT_MUL(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_ACT_BWD(name, d, g) NUMR_BINARY(name, d, g)
-#define NUMR_TERNARY(name, d, g) \
-  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [](V x, V y, V z) { return name(x, y, z); });
-#define NUMR_SCALAR(name, d, g) \
-  case OpId::name: return map_n<V, IO>(n, out, in, n_in, [&](V x, V, V) { return name(x, s0); });
-#define NUMR_ACTIVATION(name, d, g) NUMR_CASE1(name)
-#define NUMR_ACTIVATION_P(name, p, v, d, g) NUMR_SCALAR(name, d, g)
-#include "numr/op_table.def"
-#undef NUMR_CASE1
-    case OpId::where_cond:
-      return map_n<V, IO>(n, out, in, n_in, [](V c, V x, V y) { return where_cond(c, x, y); });
-    case OpId::clamp:
-      return map_n<V, IO>(n, out, in, n_in,
-                      [&](V x, V, V) { return clamp(x, s0, s1, lo, hi); });
-    default: return;
-  }
+  const FormulaScalars<V> s{V(a.s0), V(a.s1), a.has_lo, a.has_hi};
+  visit_formula(a.op, [&](auto f) {
+    using F = decltype(f);
+    if constexpr (F::outputs == 1) map_formula<F, V, IO>(n, out, in, n_in, s);
+  });
 }
 
 // ---- integers: scalar loops, wrapping like two's complement hardware ----
