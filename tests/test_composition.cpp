@@ -120,5 +120,26 @@ TEST(BackendTable, TheDefaultSupportsIsTheRequiredCore) {
   EXPECT_TRUE(backend_for(Device::cpu()).supports(OpId::softmax, DType::F32));
 }
 
+// A backend lists the composed ops it has kernels for; a composed op in no list (as a new
+// one is) runs as its composition, while the core and the generated gates need no entry.
+TEST(BackendTable, SupportsComesFromTheListOfWrittenKernels) {
+  const OpId none[] = {OpId::add};
+  EXPECT_TRUE(has_listed_kernel(OpId::add, {}));
+  EXPECT_TRUE(has_listed_kernel(OpId::silu_mul, {}));
+  EXPECT_TRUE(has_listed_kernel(OpId::gelu_mul_bwd, {}));
+  EXPECT_FALSE(has_listed_kernel(OpId::rms_norm, none));
+  EXPECT_FALSE(has_listed_kernel(OpId::softmax, {}));
+  const OpId norms[] = {OpId::rms_norm};
+  EXPECT_TRUE(has_listed_kernel(OpId::rms_norm, norms));
+  EXPECT_FALSE(has_listed_kernel(OpId::layer_norm, norms));
+  // The CPU backend has written a kernel for every composed op of the table today.
+  const Backend& cpu = backend_for(Device::cpu());
+  for (const OpInfo& info : all_ops())
+    if (info.composed) {
+      EXPECT_TRUE(cpu.supports(info.id, DType::F32)) << info.name;
+      EXPECT_FALSE(cpu.supports(info.id, DType::Bool)) << info.name;
+    }
+}
+
 }  // namespace
 }  // namespace numr

@@ -196,6 +196,13 @@ class Backend {
 void set_poison_allocations(bool on);
 bool poison_allocations();
 
+// A backend's supports() from the list of composed ops it has written kernels for: true
+// for the required core's ops, for the fused gates (ActMul, ActBwd, ActMulBwd, whose
+// kernels every backend generates from their formulas) and for the ops in `kernels`. A
+// composed op added to the table is in no list, so it runs as its composition on every
+// backend until a kernel is written and listed.
+bool has_listed_kernel(OpId op, std::span<const OpId> kernels);
+
 // The backend for a device; throws BackendUnavailable with the reason when its driver or
 // the device is missing.
 Backend& backend_for(Device device);

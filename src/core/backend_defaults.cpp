@@ -1,4 +1,6 @@
 // What a backend that implements only the required core answers and does.
+#include <algorithm>
+
 #include "core/backend.h"
 #include "core/op_scope.h"
 #include "numr/error.h"
@@ -14,6 +16,17 @@ namespace {
 }  // namespace
 
 bool Backend::supports(OpId op, DType) const { return !op_info(op).composed; }
+
+bool has_listed_kernel(OpId op, std::span<const OpId> kernels) {
+  const OpInfo& info = op_info(op);
+  if (!info.composed) return true;
+  switch (info.family) {
+    case OpFamily::ActMul:
+    case OpFamily::ActBwd:
+    case OpFamily::ActMulBwd: return true;
+    default: return std::find(kernels.begin(), kernels.end(), op) != kernels.end();
+  }
+}
 
 void Backend::along_axis(const AxisCall&) { no_kernel(*this, "along_axis"); }
 void Backend::matmul(const MatmulCall&) { no_kernel(*this, "matmul"); }

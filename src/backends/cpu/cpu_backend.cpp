@@ -37,12 +37,22 @@ const KernelTable& kernels() {
 
 namespace {
 
+// The composed ops with CPU kernels (has_listed_kernel).
+constexpr OpId kKernels[] = {
+    OpId::mean,   OpId::var,         OpId::std,        OpId::logsumexp,
+    OpId::cumsum, OpId::cumprod,     OpId::softmax,    OpId::log_softmax,
+    OpId::matmul, OpId::matmul_bias_activation, OpId::matmul_bias_residual,
+    OpId::matmul_bias_activation_bwd, OpId::bias_activation_bwd,
+    OpId::rms_norm, OpId::layer_norm,
+};
+
 class CpuBackend final : public Backend {
  public:
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return std::string("cpu/") + kernels().isa; }
-  // Every op of the table has a CPU kernel.
-  bool supports(OpId op, DType t) const override { return op_accepts(op, t); }
+  bool supports(OpId op, DType t) const override {
+    return op_accepts(op, t) && has_listed_kernel(op, kKernels);
+  }
 
   void* allocate(size_t nbytes) override { return HostAllocator::instance().allocate(nbytes); }
   void deallocate(void* handle) noexcept override { HostAllocator::instance().deallocate(handle); }
