@@ -27,6 +27,11 @@ struct TestDevice {
 const std::vector<TestDevice>& test_devices();
 
 // Float dtypes, and all dtypes an op accepts, in op-table order.
+// Whether this run must cover the whole op table (the coverage and gradient reports fail
+// on a gap): a run of every test, or one that NUMR_TEST_COVERAGE=on marks as the run of
+// every suite that records parity or gradient results (tests/CMakeLists.txt).
+bool coverage_enforced();
+
 std::vector<DType> float_dtypes();
 std::vector<DType> dtypes_of(OpId op);
 
