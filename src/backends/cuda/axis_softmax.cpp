@@ -8,6 +8,7 @@
 #include "backends/cuda/reduce_state.h"
 #include "codegen/ptx/element_io.h"
 #include "codegen/ptx/value_math.h"
+#include "math/reduce_rules.h"
 
 namespace numr::cuda {
 
@@ -48,7 +49,7 @@ Value nan_max(KernelBuilder& b, const Value& a, const Value& x) {
           {r}, {a.reg(), x.reg()}, false);
     return Value(r);
   }
-  return select(((x > a) | (x != x)) & (a == a), x, a);
+  return math::extreme_merge<true>(a, x);
 }
 
 // v combined over the group (max or sum), the same in every thread. Warp: a butterfly.
