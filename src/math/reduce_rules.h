@@ -107,7 +107,10 @@ Moments<T> moments_from_deviations(const T& n, const T& c, const T& d1, const T&
   return {n, c + d1 / n, d2 - d1 * d1 / n};
 }
 
-// Chan et al.: the moments of the elements of a and b together (either may be empty).
+// Chan et al.: the moments of the elements of a and b together. Either may be empty, as
+// long as delta^2 stays finite: an empty side's product delta^2 n frac is then 0, but
+// inf * 0 when the other's mean is beyond the square root of the largest finite value
+// (a caller that can skip empty sides does).
 template <class T>
 Moments<T> moments_merge(const Moments<T>& a, const Moments<T>& b) {
   const T n = a.n + b.n;
