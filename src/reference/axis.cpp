@@ -2,6 +2,7 @@
 #include <cmath>
 #include <vector>
 
+#include "math/reduce_rules.h"
 #include "reference/reference.h"
 
 namespace numr::reference {
@@ -19,8 +20,7 @@ void line(OpId op, std::vector<double>& v) {
     case OpId::log_softmax: {
       // The max shift; a NaN anywhere makes every output NaN.
       double m = v[0];
-      for (double x : v)
-        if (std::isnan(x) || x > m) m = std::isnan(m) ? m : x;
+      for (double x : v) m = math::extreme_merge<true>(m, x);
       double s = 0;
       for (double x : v) s += std::exp(x - m);
       for (double& x : v) x = op == OpId::softmax ? std::exp(x - m) / s : (x - m) - std::log(s);

@@ -1,9 +1,11 @@
 // Reference reductions: every output gathers its reduced elements in row-major order,
-// then the op is applied to that list with plain double arithmetic.
+// then the op is applied to that list with plain double arithmetic, by the rules of
+// math/reduce_rules.h.
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "math/reduce_rules.h"
 #include "reference/reference.h"
 
 namespace numr::reference {
@@ -18,42 +20,51 @@ bool has_nan(const std::vector<double>& v) {
   return false;
 }
 
-double extreme(const std::vector<double>& v, bool want_max) {
-  if (v.empty() || has_nan(v)) return kNaN;
+// NaN-sticky max (kMax) or min; NaN for no elements.
+template <bool kMax>
+double extreme(const std::vector<double>& v) {
+  if (v.empty()) return kNaN;
   double best = v[0];
-  for (double x : v) best = want_max ? (x > best ? x : best) : (x < best ? x : best);
+  for (double x : v) best = math::extreme_merge<kMax>(best, x);
   return best;
 }
 
-// First index of the extreme; a NaN counts as the extreme.
-double arg_extreme(const std::vector<double>& v, bool want_max) {
+// First index of the extreme; a NaN counts as the extreme. 0 for no elements.
+template <bool kMax>
+double arg_extreme(const std::vector<double>& v) {
+  int64_t idx = -1;
+  double best = 0;
   for (size_t i = 0; i < v.size(); ++i)
-    if (std::isnan(v[i])) return double(i);
-  size_t best = 0;
-  for (size_t i = 1; i < v.size(); ++i)
-    if (want_max ? v[i] > v[best] : v[i] < v[best]) best = i;
-  return double(best);
+    if (math::arg_feed_takes<kMax>([&] { return idx < 0; }, v[i], best)) {
+      best = v[i];
+      idx = int64_t(i);
+    }
+  return idx < 0 ? 0.0 : double(idx);
 }
 
+// Two passes: the mean, then the squared deviations from it.
 double variance(const std::vector<double>& v, int64_t correction) {
   const double n = double(v.size()), denom = n - double(correction);
-  if (v.empty() || denom <= 0) return kNaN;
   double mean = 0;
   for (double x : v) mean += x;
   mean /= n;
   double ss = 0;
   for (double x : v) ss += (x - mean) * (x - mean);
-  return ss / denom;
+  return math::variance_from_m2(ss, denom, !v.empty() && denom > 0);
 }
 
+// Two passes over the finite elements: their max, then Σ exp(x - max).
 double log_sum_exp(const std::vector<double>& v) {
-  if (has_nan(v)) return kNaN;
-  double m = -kInf;
-  for (double x : v) m = x > m ? x : m;
-  if (std::isinf(m)) return m;  // empty or all -inf gives -inf; any +inf gives +inf
-  double s = 0;
-  for (double x : v) s += std::exp(x - m);
-  return m + std::log(s);
+  math::LogSumExp<double> s{-kInf, 0.0};
+  bool pos_inf = false;
+  for (double x : v) {
+    if (std::isfinite(x) && x > s.max) s.max = x;
+    pos_inf = pos_inf || x == kInf;
+  }
+  for (double x : v)
+    if (std::isfinite(x)) s.sum += std::exp(x - s.max);
+  return math::lse_result(
+      s, [&] { return pos_inf; }, [&] { return has_nan(v); });
 }
 
 double apply(OpId op, const std::vector<double>& v, int64_t correction) {
@@ -66,25 +77,25 @@ double apply(OpId op, const std::vector<double>& v, int64_t correction) {
     case OpId::mean: {
       double s = 0;
       for (double x : v) s += x;
-      return s / double(v.size());
+      return math::mean_of(s, double(v.size()));
     }
     case OpId::prod: {
       double p = 1;
       for (double x : v) p *= x;
       return p;
     }
-    case OpId::max: return extreme(v, true);
-    case OpId::min: return extreme(v, false);
+    case OpId::max: return extreme<true>(v);
+    case OpId::min: return extreme<false>(v);
     case OpId::any:
       for (double x : v)
-        if (x != 0) return 1.0;
+        if (math::reduce_truth(x)) return 1.0;
       return 0.0;
     case OpId::all:
       for (double x : v)
-        if (x == 0) return 0.0;
+        if (!math::reduce_truth(x)) return 0.0;
       return 1.0;
-    case OpId::argmax: return arg_extreme(v, true);
-    case OpId::argmin: return arg_extreme(v, false);
+    case OpId::argmax: return arg_extreme<true>(v);
+    case OpId::argmin: return arg_extreme<false>(v);
     case OpId::var: return variance(v, correction);
     case OpId::std: return std::sqrt(variance(v, correction));
     case OpId::logsumexp: return log_sum_exp(v);

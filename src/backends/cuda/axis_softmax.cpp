@@ -8,6 +8,7 @@
 #include "backends/cuda/reduce_state.h"
 #include "codegen/ptx/element_io.h"
 #include "codegen/ptx/value_math.h"
+#include "math/reduce_rules.h"
 
 namespace numr::cuda {
 
@@ -38,7 +39,8 @@ Value softmax_factor(const AxisKernelConfig& cfg, const Value& sum) {
 }
 
 // NaN-sticky max: NaN when either operand is NaN, else the larger (the max of
-// logsumexp's state, which also turns +inf into the shift).
+// logsumexp's state, which also turns +inf into the shift). math::extreme_merge, or the
+// one instruction that computes it where the target has one.
 Value nan_max(KernelBuilder& b, const Value& a, const Value& x) {
   const ptx::Target& t = b.target();
   if (a.type() == PtxType::f32 && t.sm >= 80 && t.ptx_major >= 7) {
@@ -48,7 +50,7 @@ Value nan_max(KernelBuilder& b, const Value& a, const Value& x) {
           {r}, {a.reg(), x.reg()}, false);
     return Value(r);
   }
-  return select(((x > a) | (x != x)) & (a == a), x, a);
+  return math::extreme_merge<true>(a, x);
 }
 
 // v combined over the group (max or sum), the same in every thread. Warp: a butterfly.
@@ -205,6 +207,7 @@ void gen_softmax_regs(KernelBuilder& b, const AxisKernelConfig& cfg, PtxType acc
         b.assign(s, (Value(s) + es[0]).reg());
       });
     Value sum = group_allreduce(b, g, Value(s), false, sum_buf);
+    // math::lse_shifted_sum, written out to compare with the row's -inf register.
     const Mask finite = (shift > ninf) & (shift < Value::constant(acc, kInf));
     sum = select(finite, sum, Value::constant(acc, kNaN));
     const Value factor = softmax_factor(cfg, sum);

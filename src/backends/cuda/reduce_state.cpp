@@ -4,6 +4,7 @@
 
 #include "backends/cuda/fast_math.h"
 #include "codegen/ptx/value_math.h"
+#include "math/reduce_rules.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -18,7 +19,6 @@ using ptx::Value;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // logsumexp's flag bits: a NaN was seen; a +inf was seen.
 constexpr int kLseNaN = 1, kLsePosInf = 2;
@@ -27,18 +27,22 @@ bool wants_max(OpId op) { return op == OpId::max || op == OpId::argmax; }
 
 Value cst(PtxType t, double v) { return Value::constant(t, v); }
 
-// NaN-sticky "x replaces best": x is NaN or beyond best, and best is not already NaN.
-Mask beats(const Value& x, const Value& best, bool want_max) {
-  if (!is_float(x.type())) return want_max ? x > best : x < best;
-  const Mask beyond = want_max ? x > best : x < best;
-  return (beyond | (x != x)) & (best == best);
+// The rules of math/reduce_rules.h for a max (want_max) or min chosen at run time.
+Value extreme_merge(const Value& best, const Value& x, bool want_max) {
+  return want_max ? math::extreme_merge<true>(best, x) : math::extreme_merge<false>(best, x);
 }
 
-// x and best are the same extreme (NaN matches NaN).
-Mask same(const Value& x, const Value& best) {
-  if (!is_float(x.type())) return x == best;
-  return (x == best) | ((x != x) & (best != best));
+Mask arg_merge_takes(const Mask& other_has, const Mask& empty, const Mask& other_earlier,
+                     const Value& x, const Value& best, bool want_max) {
+  return want_max ? math::arg_merge_takes<true>(other_has, empty, other_earlier, x, best)
+                  : math::arg_merge_takes<false>(other_has, empty, other_earlier, x, best);
 }
+
+math::Moments<Value> moments(const std::vector<Reg>& r) {
+  return {Value(r[0]), Value(r[1]), Value(r[2])};
+}
+
+math::LogSumExp<Value> lse(const std::vector<Reg>& r) { return {Value(r[0]), Value(r[1])}; }
 
 }  // namespace
 
@@ -164,50 +168,42 @@ void ReduceState::feed(const Value& x, Reg index) {
         set({op_ == OpId::max ? b.max(r_[0], x.reg()) : b.min(r_[0], x.reg())});
         return;
       }
-      set({select(beats(x, best, op_ == OpId::max), x, best).reg()});
+      set({extreme_merge(best, x, op_ == OpId::max).reg()});
       return;
     }
     case OpId::argmax:
     case OpId::argmin: {
       // Strictly better only: among equal values the earlier index stays.
-      const Value best(r_[0]), idx(r_[1]);
-      const Mask take = Mask(b.setp(Cmp::lt, r_[1], 0)) | beats(x, best, wants_max(op_));
+      const Value best(r_[0]);
+      const auto empty = [&] { return Mask(b.setp(Cmp::lt, r_[1], 0)); };
+      const Mask take = wants_max(op_) ? math::arg_feed_takes<true>(empty, x, best)
+                                       : math::arg_feed_takes<false>(empty, x, best);
       set({select(take, x, best).reg(), b.selp(take.reg(), index, r_[1])});
       return;
     }
     case OpId::any:
     case OpId::all: {
-      const Mask nz = x != cst(acc_, 0.0);  // NaN counts as nonzero
+      const Mask nz = math::reduce_truth(x);
       set({op_ == OpId::any ? b.selp(nz.reg(), 1, r_[0]) : b.selp(nz.reg(), r_[0], 0)});
       return;
     }
     case OpId::var:
     case OpId::std: {
-      // Welford: n += 1; mean += (x - mean) / n; M2 += (x - mean_old) (x - mean_new).
-      const Value n = Value(r_[0]) + cst(acc_, 1.0);
-      const Value d = x - Value(r_[1]);
       // f32: the 2-ulp division; an error in the mean's update does not accumulate into
       // M2, which uses the mean it produced.
-      const Value step = acc_ == PtxType::f32 ? Value(b.div_full(d.reg(), n.reg())) : d / n;
-      const Value mean = Value(r_[1]) + step;
-      const Value m2 = Value(r_[2]) + d * (x - mean);
-      set({n.reg(), mean.reg(), m2.reg()});
+      const auto div = [&](const Value& d, const Value& n) {
+        return acc_ == PtxType::f32 ? Value(b.div_full(d.reg(), n.reg())) : d / n;
+      };
+      const math::Moments<Value> m = math::moments_add(moments(r_), x, div);
+      set({m.n.reg(), m.mean.reg(), m.m2.reg()});
       return;
     }
     case OpId::logsumexp: {
-      // Online: one exp per element. Only finite x enter (m, s); NaN and +inf set flags
-      // and -inf adds nothing.
-      const Value m(r_[0]), s(r_[1]);
-      const Mask finite = (x > cst(acc_, -kInf)) & (x < cst(acc_, kInf));
-      const Value d = x - m;  // +inf while m is still -inf
-      const Value t = exp(-fabs(d));
-      const Mask up = d > cst(acc_, 0.0);
-      const Value s_up = s * t + cst(acc_, 1.0), s_keep = s + t;
-      const Value s_new = select(finite, select(up, s_up, s_keep), s);
-      const Value m_new = select(finite & up, x, m);
+      // Only finite x enter (max, sum); NaN and +inf set flags.
+      const math::LogSumExp<Value> next = math::lse_add(lse(r_), x);
       Reg flags = b.or_(r_[2], b.selp((x != x).reg(), kLseNaN, 0, PtxType::s32));
       flags = b.or_(flags, b.selp((x == cst(acc_, kInf)).reg(), kLsePosInf, 0, PtxType::s32));
-      set({m_new.reg(), s_new.reg(), flags});
+      set({next.max.reg(), next.sum.reg(), flags});
       return;
     }
     default: fields(op_, acc_);
@@ -228,7 +224,7 @@ void ReduceState::merge(const ReduceState& o) {
       const Mask o_has = Mask(b.setp(Cmp::ge, o.r_[1], 0));
       const Mask none = Mask(b.setp(Cmp::lt, r_[1], 0));
       const Mask earlier = Mask(b.setp(Cmp::lt, o.r_[1], r_[1]));
-      const Mask take = o_has & (none | beats(x, best, wants_max(op_)) | (same(x, best) & earlier));
+      const Mask take = arg_merge_takes(o_has, none, earlier, x, best, wants_max(op_));
       set({select(take, x, best).reg(), b.selp(take.reg(), o.r_[1], r_[1])});
       return;
     }
@@ -236,27 +232,13 @@ void ReduceState::merge(const ReduceState& o) {
     case OpId::all: set({b.and_(r_[0], o.r_[0])}); return;
     case OpId::var:
     case OpId::std: {
-      // Chan et al.: n = na + nb, mean += delta nb / n, M2 += M2b + delta^2 na nb / n.
-      const Value na(r_[0]), nb(o.r_[0]), ma(r_[1]), mb(o.r_[1]);
-      const Value n = na + nb;
-      const Value zero = cst(acc_, 0.0);
-      const Value frac = select(n > zero, nb / n, zero);
-      const Value delta = mb - ma;
-      const Value mean = ma + delta * frac;
-      const Value m2 = Value(r_[2]) + Value(o.r_[2]) + delta * delta * na * frac;
-      set({n.reg(), mean.reg(), m2.reg()});
+      const math::Moments<Value> m = math::moments_merge(moments(r_), moments(o.r_));
+      set({m.n.reg(), m.mean.reg(), m.m2.reg()});
       return;
     }
     case OpId::logsumexp: {
-      const Value ma(r_[0]), sa(r_[1]), mb(o.r_[0]), sb(o.r_[1]);
-      const Value ninf = cst(acc_, -kInf);
-      const Mask a_big = ma >= mb;
-      const Value t = exp(-fabs(ma - mb));  // NaN when both are -inf: replaced below
-      Value s = select(a_big, sa + sb * t, sa * t + sb);
-      s = select(mb == ninf, sa, s);
-      s = select(ma == ninf, sb, s);
-      const Value m = select(a_big, ma, mb);
-      set({m.reg(), s.reg(), b.or_(r_[2], o.r_[2])});
+      const math::LogSumExp<Value> m = math::lse_merge(lse(r_), lse(o.r_));
+      set({m.max.reg(), m.sum.reg(), b.or_(r_[2], o.r_[2])});
       return;
     }
     default: fields(op_, acc_);
@@ -265,12 +247,11 @@ void ReduceState::merge(const ReduceState& o) {
 
 std::pair<Value, Value> ReduceState::softmax_terms() const {
   KernelBuilder& b = *b_;
-  Value m(r_[0]);
   const Reg nan_bit = b.and_(r_[2], kLseNaN), inf_bit = b.and_(r_[2], kLsePosInf);
-  m = select(Mask(b.setp(Cmp::ne, inf_bit, 0)), cst(acc_, kInf), m);
-  m = select(Mask(b.setp(Cmp::ne, nan_bit, 0)), cst(acc_, kNaN), m);
-  const Mask finite = (m > cst(acc_, -kInf)) & (m < cst(acc_, kInf));
-  return {m, select(finite, Value(r_[1]), cst(acc_, kNaN))};
+  const Value shift = math::lse_flagged(
+      Value(r_[0]), [&] { return Mask(b.setp(Cmp::ne, inf_bit, 0)); },
+      [&] { return Mask(b.setp(Cmp::ne, nan_bit, 0)); });
+  return {shift, math::lse_shifted_sum(shift, Value(r_[1]))};
 }
 
 void block_reduce(KernelBuilder& b, ReduceState& st, Reg smem, Reg warp, Reg lane, int warps) {
@@ -297,7 +278,7 @@ Value ReduceState::result(Reg count, Reg correction) const {
     case OpId::prod:
     case OpId::max:
     case OpId::min: return Value(r_[0]);
-    case OpId::mean: return Value(r_[0]) / Value(b.cvt(count, acc_));
+    case OpId::mean: return math::mean_of(Value(r_[0]), Value(b.cvt(count, acc_)));
     case OpId::argmax:
     case OpId::argmin: return Value(b.max(r_[1], 0));
     case OpId::any:
@@ -307,17 +288,15 @@ Value ReduceState::result(Reg count, Reg correction) const {
       const Reg denom_i = b.sub(b.bitcast(count, PtxType::s64), correction);
       const Value denom(b.cvt(denom_i, acc_));
       const Mask ok = Mask(b.setp(Cmp::gt, denom_i, 0));
-      Value v = select(ok, Value(r_[2]) / denom, cst(acc_, kNaN));
-      v = select(v < cst(acc_, 0.0), cst(acc_, 0.0), v);  // M2 a hair below zero
+      const Value v = math::variance_from_m2(Value(r_[2]), denom, ok);
       return op_ == OpId::std ? sqrt(v) : v;
     }
     case OpId::logsumexp: {
-      const Value m(r_[0]);
-      Value r = select(m == cst(acc_, -kInf), m, m + log(Value(r_[1])));
+      const Value r = math::lse_finite_result(lse(r_));
       const Reg nan_bit = b.and_(r_[2], kLseNaN), inf_bit = b.and_(r_[2], kLsePosInf);
-      r = select(Mask(b.setp(Cmp::ne, inf_bit, 0)), cst(acc_, kInf), r);
-      r = select(Mask(b.setp(Cmp::ne, nan_bit, 0)), cst(acc_, kNaN), r);
-      return r;
+      return math::lse_flagged(
+          r, [&] { return Mask(b.setp(Cmp::ne, inf_bit, 0)); },
+          [&] { return Mask(b.setp(Cmp::ne, nan_bit, 0)); });
     }
     default: fields(op_, acc_);
   }

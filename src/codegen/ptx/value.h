@@ -133,6 +133,8 @@ Mask operator!(const Mask& a);
 
 // ---- functions found by argument-dependent lookup ----
 Value select(const Mask& m, const Value& a, const Value& b);  // m ? a : b
+// Whether x's type can hold NaN (floats), for the rules of math/reduce_rules.h.
+inline bool can_be_nan(const Value& x) { return is_float(x.type()); }
 Value fabs(const Value& x);                                   // ints: abs
 Value abs(const Value& x);
 Value sqrt(const Value& x);   // IEEE (sqrt.rn)

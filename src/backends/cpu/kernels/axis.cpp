@@ -24,6 +24,7 @@
 
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/vec.h"
+#include "math/reduce_rules.h"
 
 namespace numr::cpu::NUMR_ISA {
 namespace {
@@ -306,12 +307,6 @@ void scan(const AxisCall& c) {
 
 // ---- softmax ----
 
-template <class C>
-inline C max_nan(C best, C x) {
-  if (best != best) return best;
-  return (x > best || x != x) ? x : best;
-}
-
 template <class V>
 inline double lane_sum(V x) {
   return sum_lanes_double(x);
@@ -358,7 +353,7 @@ C row_max(const C* p, int64_t n) {
   using V = typename VecOf<C>::type;
   if (n >= V::width) return extreme_lane<true>(row_max_lanes(p, n));
   C best = p[0];
-  for (int64_t i = 1; i < n; ++i) best = max_nan(best, p[i]);
+  for (int64_t i = 1; i < n; ++i) best = math::extreme_merge<true>(best, p[i]);
   return best;
 }
 
@@ -577,7 +572,7 @@ void softmax_rows(const AxisCall& c) {
           for (int64_t j = 0; j < n; j += kChunk) {
             const int64_t len = std::min(kChunk, n - j);
             const C cm = row_max(a.load(row + j, len, in_buf), len);
-            m[r] = j == 0 ? cm : max_nan(m[r], cm);
+            m[r] = j == 0 ? cm : math::extreme_merge<true>(m[r], cm);
           }
         }
         for (int64_t r = 0; r < rows; ++r) {
@@ -843,7 +838,7 @@ void softmax_columns(const AxisCall& c) {
           vmax_plain(V::load(mx + j), v).store(mx + j);
           (V::load(part + j) + nan_ones(v)).store(part + j);
         }
-        for (; j < w; ++j) mx[j] = max_nan(mx[j], x[j]);
+        for (; j < w; ++j) mx[j] = math::extreme_merge<true>(mx[j], x[j]);
       }
       for (int64_t j = 0; j < w; ++j)
         if (part[j] != 0) mx[j] = std::numeric_limits<C>::quiet_NaN();

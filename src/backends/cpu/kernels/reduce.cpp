@@ -32,6 +32,7 @@
 
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/vec.h"
+#include "math/reduce_rules.h"
 
 namespace numr::cpu::NUMR_ISA {
 namespace {
@@ -53,21 +54,6 @@ template <class C>
 inline bool is_nan(C x) {
   if constexpr (std::is_floating_point_v<C>) return x != x;
   else return false;
-}
-
-// NaN-sticky max/min of two values: NaN wins, otherwise the extreme.
-template <class C, bool kMax>
-inline C pick(C best, C x) {
-  if (is_nan(best)) return best;
-  if (is_nan(x)) return x;
-  return (kMax ? x > best : x < best) ? x : best;
-}
-
-// x is a strictly better arg-extreme than best (ties keep the earlier index).
-template <class C, bool kMax>
-inline bool strictly_better(C x, C best) {
-  if (is_nan(best)) return false;
-  return is_nan(x) || (kMax ? x > best : x < best);
 }
 
 template <class V>
@@ -197,7 +183,7 @@ inline bool any_nonzero(V v) {
 template <class C, bool kMax>
 C extreme_scalar(const C* p, int64_t n) {
   C best = p[0];
-  for (int64_t i = 1; i < n; ++i) best = pick<C, kMax>(best, p[i]);
+  for (int64_t i = 1; i < n; ++i) best = math::extreme_merge<kMax>(best, p[i]);
   return best;
 }
 
@@ -313,31 +299,38 @@ struct Reducer {
       }
     } else if constexpr (Op == OpId::max || Op == OpId::min) {
       const C e = extreme_chunk<C, kMax>(p, n);
-      st.best = st.seen ? pick<C, kMax>(st.best, e) : e;
+      st.best = st.seen ? math::extreme_merge<kMax>(st.best, e) : e;
       st.seen = true;
     } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
       const C e = extreme_chunk<C, kMax>(p, n);
-      if (st.idx >= 0 && !strictly_better<C, kMax>(e, st.best)) return;
+      if (!math::arg_feed_takes<kMax>([&] { return st.idx < 0; }, e, st.best)) return;
       st.best = e;
       st.idx = base + find_first(p, n, e);
     } else if constexpr (Op == OpId::any) {
       if (st.flag) return;
       for (int64_t i = 0; i < n; ++i)
-        if (p[i] != C(0)) { st.flag = true; return; }
+        if (math::reduce_truth(p[i])) {
+          st.flag = true;
+          return;
+        }
     } else if constexpr (Op == OpId::all) {
       if (!st.flag) return;
       for (int64_t i = 0; i < n; ++i)
-        if (p[i] == C(0)) { st.flag = false; return; }
+        if (!math::reduce_truth(p[i])) {
+          st.flag = false;
+          return;
+        }
     } else if constexpr (Op == OpId::var || Op == OpId::std) {
       if constexpr (kFloat) {
         // Deviations around a rough centre, then the exact chunk mean and M2 from them.
         const C c = C(sum_chunk(p, n, next_chunk<C>(n)) / double(n));
         double d1, d2;
         dev_chunk(p, n, c, d1, d2);
+        const math::Moments<double> m = math::moments_from_deviations(double(n), double(c), d1, d2);
         State b;
         b.n = n;
-        b.mean = double(c) + d1 / double(n);
-        b.m2 = d2 - d1 * d1 / double(n);
+        b.mean = m.mean;
+        b.m2 = m.m2;
         merge(st, b);
       }
     } else if constexpr (Op == OpId::logsumexp) {
@@ -364,10 +357,10 @@ struct Reducer {
       a.u *= b.u;
     } else if constexpr (Op == OpId::max || Op == OpId::min) {
       if (!b.seen) return;
-      a.best = a.seen ? pick<C, kMax>(a.best, b.best) : b.best;
+      a.best = a.seen ? math::extreme_merge<kMax>(a.best, b.best) : b.best;
       a.seen = true;
     } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
-      if (b.idx >= 0 && (a.idx < 0 || strictly_better<C, kMax>(b.best, a.best))) {
+      if (math::arg_merge_takes<kMax>(b.idx >= 0, a.idx < 0, b.idx < a.idx, b.best, a.best)) {
         a.best = b.best;
         a.idx = b.idx;
       }
@@ -376,23 +369,20 @@ struct Reducer {
     } else if constexpr (Op == OpId::all) {
       a.flag = a.flag && b.flag;
     } else if constexpr (Op == OpId::var || Op == OpId::std) {
+      // An empty side is skipped: the rule would square a mean that may overflow.
       if (b.n == 0) return;
       if (a.n == 0) { a = b; return; }
-      // Chan et al.: pairwise update of count, mean and M2.
-      const double n = double(a.n + b.n), delta = b.mean - a.mean;
-      a.mean += delta * double(b.n) / n;
-      a.m2 += b.m2 + delta * delta * double(a.n) * double(b.n) / n;
+      const math::Moments<double> m =
+          math::moments_merge<double>({double(a.n), a.mean, a.m2}, {double(b.n), b.mean, b.m2});
+      a.mean = m.mean;
+      a.m2 = m.m2;
       a.n += b.n;
     } else if constexpr (Op == OpId::logsumexp) {
       a.nan = a.nan || b.nan;
       a.pos_inf = a.pos_inf || b.pos_inf;
-      if (b.lse_max == -kInf) return;
-      if (b.lse_max > a.lse_max) {
-        a.s = a.s * std::exp(a.lse_max - b.lse_max) + b.s;
-        a.lse_max = b.lse_max;
-      } else {
-        a.s += b.s * std::exp(b.lse_max - a.lse_max);
-      }
+      const math::LogSumExp<double> m = math::lse_merge<double>({a.lse_max, a.s}, {b.lse_max, b.s});
+      a.lse_max = m.max;
+      a.s = m.sum;
     }
   }
 
@@ -403,7 +393,7 @@ struct Reducer {
       if constexpr (kFloat) store_at(out, t, k, st.s);
       else store_at(out, t, k, int64_t(st.u));
     } else if constexpr (Op == OpId::mean) {
-      store_at(out, t, k, count > 0 ? st.s / double(count) : nan);
+      store_at(out, t, k, count > 0 ? math::mean_of(st.s, double(count)) : nan);
     } else if constexpr (Op == OpId::max || Op == OpId::min) {
       if constexpr (kFloat) store_at(out, t, k, st.seen ? double(st.best) : nan);
       else store_at(out, t, k, int64_t(st.best));
@@ -413,14 +403,12 @@ struct Reducer {
       store_at(out, t, k, int64_t(st.flag ? 1 : 0));
     } else if constexpr (Op == OpId::var || Op == OpId::std) {
       const double denom = double(count - correction);
-      double v = count > 0 && denom > 0 ? st.m2 / denom : nan;
-      v = v < 0 ? 0.0 : v;  // rounding can leave M2 a hair below zero
+      const double v = math::variance_from_m2(st.m2, denom, count > 0 && denom > 0);
       store_at(out, t, k, Op == OpId::std ? std::sqrt(v) : v);
     } else if constexpr (Op == OpId::logsumexp) {
-      double r = st.lse_max == -kInf ? -kInf : st.lse_max + std::log(st.s);
-      if (st.pos_inf) r = kInf;
-      if (st.nan) r = nan;
-      store_at(out, t, k, r);
+      store_at(out, t, k,
+               math::lse_result<double>(
+                   {st.lse_max, st.s}, [&] { return st.pos_inf; }, [&] { return st.nan; }));
     }
   }
 };
@@ -611,7 +599,7 @@ struct ColumnTile {
         (V::load(part2 + j) + nan_ones(v)).store(part2 + j);
       }
     }
-    for (; j < w; ++j) part[j] = pick<C, kPickMax>(part[j], x[j]);
+    for (; j < w; ++j) part[j] = math::extreme_merge<kPickMax>(part[j], x[j]);
   }
 
   // Columns that saw a NaN in pick_row get NaN.
@@ -665,14 +653,14 @@ struct ColumnTile {
         return;
       }
       for (int64_t j = 0; j < w; ++j)
-        if (strictly_better<C, kMax>(x[j], part[j])) {
+        if (math::extreme_beats<kMax>(x[j], part[j])) {
           part[j] = x[j];
           idx[j] = r;
         }
     } else if constexpr (Op == OpId::any) {
-      for (int64_t j = 0; j < w; ++j) flag[j] |= uint8_t(x[j] != C(0));
+      for (int64_t j = 0; j < w; ++j) flag[j] |= uint8_t(math::reduce_truth(x[j]));
     } else if constexpr (Op == OpId::all) {
-      for (int64_t j = 0; j < w; ++j) flag[j] &= uint8_t(x[j] != C(0));
+      for (int64_t j = 0; j < w; ++j) flag[j] &= uint8_t(math::reduce_truth(x[j]));
     } else if constexpr (kFloat && (Op == OpId::var || Op == OpId::std)) {
       if (pass == 0) add_row(x);
       else deviation_row(x);
@@ -708,11 +696,11 @@ struct ColumnTile {
     flush();
     rows = count;
     if constexpr (kFloat && (Op == OpId::var || Op == OpId::std)) {
-      const double n = double(count);
       for (int64_t j = 0; j < w; ++j) {
-        const double d1 = tot[j];
-        tot[j] = double(center[j]) + d1 / n;
-        tot2[j] -= d1 * d1 / n;
+        const math::Moments<double> m =
+            math::moments_from_deviations(double(count), double(center[j]), tot[j], tot2[j]);
+        tot[j] = m.mean;
+        tot2[j] = m.m2;
       }
     }
   }
@@ -727,9 +715,9 @@ struct ColumnTile {
         tot[j] *= b.tot[j];
         u[j] *= b.u[j];
       } else if constexpr (Op == OpId::max || Op == OpId::min) {
-        part[j] = pick<C, kMax>(part[j], b.part[j]);
+        part[j] = math::extreme_merge<kMax>(part[j], b.part[j]);
       } else if constexpr (Op == OpId::argmax || Op == OpId::argmin) {
-        if (strictly_better<C, kMax>(b.part[j], part[j])) {
+        if (math::arg_merge_takes<kMax>(true, false, b.idx[j] < idx[j], b.part[j], part[j])) {
           part[j] = b.part[j];
           idx[j] = b.idx[j];
         }
@@ -738,23 +726,21 @@ struct ColumnTile {
       } else if constexpr (Op == OpId::all) {
         flag[j] &= b.flag[j];
       } else if constexpr (kFloat && (Op == OpId::var || Op == OpId::std)) {
-        // Chan et al.: pairwise update of mean and M2.
-        const double na = double(rows), nb = double(b.rows), n = na + nb;
-        const double delta = b.tot[j] - tot[j];
-        tot[j] += delta * nb / n;
-        tot2[j] += b.tot2[j] + delta * delta * na * nb / n;
+        const math::Moments<double> m = math::moments_merge<double>(
+            {double(rows), tot[j], tot2[j]}, {double(b.rows), b.tot[j], b.tot2[j]});
+        tot[j] = m.mean;
+        tot2[j] = m.m2;
       } else if constexpr (kFloat && Op == OpId::logsumexp) {
-        const C ma = center[j], mb = b.center[j];
-        const C m = pick<C, true>(ma, mb);
-        if (is_nan(m) || std::isinf(double(m))) {
-          center[j] = m;  // NaN, +inf, or both parts all -inf: write() gives m itself
-        } else if (double(ma) == -kInfD) {
-          center[j] = mb;
-          tot2[j] = b.tot2[j];
-        } else if (double(mb) != -kInfD) {
-          tot2[j] = tot2[j] * std::exp(double(ma) - double(m)) +
-                    b.tot2[j] * std::exp(double(mb) - double(m));
+        // The centre is the flagged max (NaN if a NaN was seen, else +inf if a +inf
+        // was): merged NaN-sticky; only finite maxima carry a sum to merge.
+        const C m = math::extreme_merge<true>(center[j], b.center[j]);
+        if (is_nan(m) || double(m) == kInfD) {
           center[j] = m;
+        } else {
+          const math::LogSumExp<double> r = math::lse_merge<double>(
+              {double(center[j]), tot2[j]}, {double(b.center[j]), b.tot2[j]});
+          center[j] = C(r.max);
+          tot2[j] = r.sum;
         }
       }
     }
@@ -762,14 +748,13 @@ struct ColumnTile {
   }
 
   void write(int64_t count, int64_t correction, void* out, DType t, int64_t k0) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int64_t j = 0; j < w; ++j) {
       const int64_t k = k0 + j;
       if constexpr (Op == OpId::sum || Op == OpId::prod) {
         if constexpr (kFloat) store_at(out, t, k, tot[j]);
         else store_at(out, t, k, int64_t(u[j]));
       } else if constexpr (Op == OpId::mean) {
-        store_at(out, t, k, tot[j] / double(count));
+        store_at(out, t, k, math::mean_of(tot[j], double(count)));
       } else if constexpr (Op == OpId::max || Op == OpId::min) {
         if constexpr (kFloat) store_at(out, t, k, double(part[j]));
         else store_at(out, t, k, int64_t(part[j]));
@@ -779,12 +764,13 @@ struct ColumnTile {
         store_at(out, t, k, int64_t(flag[j]));
       } else if constexpr (Op == OpId::var || Op == OpId::std) {
         const double denom = double(count - correction);
-        double v = denom > 0 ? tot2[j] / denom : nan;
-        v = v < 0 ? 0.0 : v;
+        const double v = math::variance_from_m2(tot2[j], denom, denom > 0);
         store_at(out, t, k, Op == OpId::std ? std::sqrt(v) : v);
       } else if constexpr (Op == OpId::logsumexp) {
-        const double m = double(center[j]);
-        store_at(out, t, k, std::isinf(m) || std::isnan(m) ? m : m + std::log(tot2[j]));
+        const double m = double(center[j]);  // the flagged max
+        store_at(out, t, k,
+                 math::lse_result<double>(
+                     {m, tot2[j]}, [&] { return m == kInfD; }, [&] { return std::isnan(m); }));
       }
     }
   }
