@@ -2,9 +2,10 @@
 //   rows of d <= kWarpRowMax: a warp per row (8 rows per block), else a block per row;
 //   16-byte vectors where every tensor of the walk is 16-byte aligned and d a multiple of
 //   the vector width, else single elements.
-// The backward runs the rows kernel (d_x) and the columns kernel (d_weight, d_bias), whose
-// row splits, when more than one, leave partial sums that the bias-sum kernel adds in a
-// fixed order (norm_kernels.h).
+// The backward runs the fused rows kernel (d_x, and d_weight and d_bias through shared
+// memory) where its shared regions fit, else the rows kernel (d_x) and the columns kernel
+// (d_weight, d_bias). Either leaves partial sums, per block or per row split, that the
+// bias-sum kernel adds in a fixed order when there is more than one (norm_kernels.h).
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -26,6 +27,9 @@ constexpr int64_t kWarpRowMax = 1024;
 constexpr int64_t kMinSplitRows = 32;  // rows per split of the columns kernel, at least
 constexpr int64_t kMaxSplits = 65535;  // grid.y limit
 constexpr int64_t kBlocksPerSm = 32;   // blocks the splits aim for, per SM
+// The fused backward's shared regions, at most (dynamic shared memory above 48 KiB is an
+// opt-in every sm_80+ device grants up to this).
+constexpr int64_t kFusedSharedMax = 96 * 1024;
 
 // vector_width(d) when every address is 16-byte aligned and d is a multiple of it, else 1.
 int vector_units(DType t, int64_t d, std::initializer_list<uint64_t> addresses) {
@@ -39,6 +43,22 @@ int vector_units(DType t, int64_t d, std::initializer_list<uint64_t> addresses) 
 // The rows kernels' grid: 8 rows per block for warps, else a block per row.
 unsigned row_blocks(CudaDevice& dev, bool block, int64_t rows) {
   return block ? one_pass_blocks(rows, 1) : grid_blocks(dev, ceil_div(rows, kNormBlock / 32), 16);
+}
+
+// d_weight (and d_bias when nonzero) from partial sums [parts, d] (d_bias's after
+// d_weight's), added in a fixed order by the bias-sum kernel.
+void sum_partials(CudaDevice& dev, DType t, uint64_t partials, uint64_t d_w, uint64_t d_b,
+                  int64_t d, int64_t parts) {
+  const std::string name = bias_sum_kernel_name(t);
+  const CUfunction sum = reduce_family_kernel(
+      dev, name, [&](const ptx::Target& target) { return generate_bias_sum_kernel(t, target); });
+  const LaunchConfig lc{
+      {unsigned(ceil_div(d, int64_t(kBiasCols)))}, {unsigned(kBiasCols), unsigned(kBiasSlices)}, 0};
+  const uint64_t acc = uint64_t(ptx::type_size(reduce_acc_type(t)));
+  launch_kernel(dev, sum, lc, name, partials, d_w, uint64_t(d), uint64_t(parts));
+  if (d_b)
+    launch_kernel(dev, sum, lc, name, partials + uint64_t(parts * d) * acc, d_b, uint64_t(d),
+                  uint64_t(parts));
 }
 
 CUfunction norm_kernel(CudaDevice& dev, const NormKernelConfig& cfg) {
@@ -104,10 +124,32 @@ void run_row_norm_bwd(CudaDevice& dev, const RowNormBwdCall& call) {
   rows_cfg.dtype = t;
   rows_cfg.block = d > kWarpRowMax;
   rows_cfg.vec = vector_units(t, d, {g, x, w, d_x});
+  const int sums = centred ? 2 : 1;
+  // The fused kernel where its shared regions fit (a region per warp, or one per block).
+  const int64_t regions = rows_cfg.block ? 1 : kNormBlock / 32;
+  const int64_t shared = regions * sums * d * int64_t(acc);
+  rows_cfg.fused = rows > 0 && shared <= kFusedSharedMax &&
+                   shared <= int64_t(dev.props().max_shared_per_block_optin);
+  if (rows_cfg.fused) {
+    const unsigned blocks =
+        rows_cfg.block ? grid_blocks(dev, rows, 8) : grid_blocks(dev, ceil_div(rows, regions), 4);
+    const LaunchConfig lc{{blocks}, {unsigned(kNormBlock)}, unsigned(shared)};
+    const CUfunction f = norm_kernel(dev, rows_cfg);
+    if (blocks == 1) {
+      launch_kernel(dev, f, lc, rows_cfg.name(), g, x, w, mean, rstd, d_x, d_w, d_b, uint64_t(0),
+                    uint64_t(rows), uint64_t(d));
+      return;
+    }
+    ScratchBuffer partials(dev, size_t(sums * int64_t(blocks) * d) * acc);
+    launch_kernel(dev, f, lc, rows_cfg.name(), g, x, w, mean, rstd, d_x, d_w, d_b,
+                  partials.address(), uint64_t(rows), uint64_t(d));
+    sum_partials(dev, t, partials.address(), d_w, centred ? d_b : 0, d, blocks);
+    return;
+  }
   if (rows > 0) {
     const LaunchConfig lc{{row_blocks(dev, rows_cfg.block, rows)}, {unsigned(kNormBlock)}, 0};
     launch_kernel(dev, norm_kernel(dev, rows_cfg), lc, rows_cfg.name(), g, x, w, mean, rstd, d_x,
-                  uint64_t(rows), uint64_t(d));
+                  d_w, d_b, uint64_t(0), uint64_t(rows), uint64_t(d));
   }
 
   // The columns: every row of the split summed per column; rows == 0 gives zeros.
@@ -134,20 +176,10 @@ void run_row_norm_bwd(CudaDevice& dev, const RowNormBwdCall& call) {
                   uint64_t(rows), uint64_t(d), uint64_t(per_split));
     return;
   }
-  const int sums = centred ? 2 : 1;
   ScratchBuffer partials(dev, size_t(sums * splits * d) * acc);
   launch_kernel(dev, cols, lc, col_cfg.name(), g, x, mean, rstd, d_w, d_b, partials.address(),
                 uint64_t(rows), uint64_t(d), uint64_t(per_split));
-  const std::string sum_name = bias_sum_kernel_name(t);
-  const CUfunction sum = reduce_family_kernel(dev, sum_name, [&](const ptx::Target& target) {
-    return generate_bias_sum_kernel(t, target);
-  });
-  const LaunchConfig sum_lc{
-      {unsigned(ceil_div(d, int64_t(kBiasCols)))}, {unsigned(kBiasCols), unsigned(kBiasSlices)}, 0};
-  launch_kernel(dev, sum, sum_lc, sum_name, partials.address(), d_w, uint64_t(d), uint64_t(splits));
-  if (centred)
-    launch_kernel(dev, sum, sum_lc, sum_name, partials.address() + uint64_t(splits * d) * acc, d_b,
-                  uint64_t(d), uint64_t(splits));
+  sum_partials(dev, t, partials.address(), d_w, centred ? d_b : 0, d, splits);
 }
 
 }  // namespace numr::cuda

@@ -15,8 +15,9 @@ std::vector<GeneratedKernel> norm_kernels(const ptx::Target& target) {
           for (bool stats : {false, true})
             out.push_back(
                 generate_norm_kernel({NormKernel::forward, op, t, block, vec, stats}, target));
-          out.push_back(
-              generate_norm_kernel({NormKernel::backward_rows, op, t, block, vec, false}, target));
+          for (bool fused : {false, true})
+            out.push_back(generate_norm_kernel(
+                {NormKernel::backward_rows, op, t, block, vec, false, fused}, target));
         }
         out.push_back(
             generate_norm_kernel({NormKernel::backward_columns, op, t, false, vec, false}, target));

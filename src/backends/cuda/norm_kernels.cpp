@@ -216,11 +216,48 @@ void gen_backward_rows(KernelBuilder& b, const NormKernelConfig& cfg, PtxType ac
   const Reg mean = b.param_ptr("mean");
   const Reg rstd = b.param_ptr("rstd");
   const Reg d_x = b.param_ptr("d_x");
+  const Reg d_weight = b.param_ptr("d_weight");
+  const Reg d_bias = b.param_ptr("d_bias");
+  const Reg partials = b.param_ptr("partials");
   const Reg rows = b.param(PtxType::u64, "rows");
   const Reg d = b.param(PtxType::u64, "d");
   Reg buf{};
   if (cfg.block) buf = b.address_of(b.shared_array(acc, 2 * kWarps, "sums", 16));
   const Value n(b.cvt(d, acc));
+  // Fused: the column sums of the group's rows in its own shared region (see the header).
+  const int sums = centred ? 2 : 1;
+  const Reg tid = b.tid_x();
+  Reg cols{}, region{}, region_bias{};
+  if (cfg.fused) {
+    cols = b.address_of(b.dynamic_shared("cols", acc, 16));
+    const Reg span = b.cvt(b.mul(d, int64_t(sums) * acc_size), PtxType::u32);  // one region
+    region = cfg.block ? cols : b.mad(b.shr(tid, 5), span, cols);
+    region_bias = b.add(region, b.cvt(b.mul(d, acc_size), PtxType::u32));
+    const Reg total = b.mul(d, int64_t(sums) * (cfg.block ? 1 : kWarps));
+    b.for_range(wide(b, tid), total, int64_t(kNormBlock), PtxType::u64, [&](Reg i) {
+      b.st_shared(b.mad(b.cvt(i, PtxType::u32), acc_size, cols), zero(b, acc));
+    });
+    b.bar_sync();
+  }
+  // Adds v to the unit's columns [first, first + v.size()) of a region (u32 address).
+  const auto add_columns = [&](Reg base, Reg first, const std::vector<Value>& v) {
+    const Reg at = b.mad(b.cvt(first, PtxType::u32), acc_size, base);
+    const int chunk = 16 / acc_size;
+    if (v.size() == 1 || int(v.size()) % chunk != 0) {
+      for (size_t e = 0; e < v.size(); ++e) {
+        const int64_t off = int64_t(e) * acc_size;
+        b.st_shared(at, (Value(b.ld_shared(acc, at, off)) + v[e]).reg(), off);
+      }
+      return;
+    }
+    for (size_t c = 0; c < v.size(); c += size_t(chunk)) {
+      const int64_t off = int64_t(c) * acc_size;
+      const std::vector<Reg> old = b.ld_shared_v(acc, chunk, at, off);
+      std::vector<Reg> sum;
+      for (size_t e = 0; e < size_t(chunk); ++e) sum.push_back((Value(old[e]) + v[c + e]).reg());
+      b.st_shared_v(at, sum, off);
+    }
+  };
   for_each_row(b, cfg.block, rows, [&](const RowGroup& g, Reg k) {
     const Reg row_off = b.mul(b.mul(k, d), size);
     const Reg g_row = b.add(grad, row_off), x_row = b.add(x, row_off);
@@ -244,22 +281,58 @@ void gen_backward_rows(KernelBuilder& b, const NormKernelConfig& cfg, PtxType ac
         if (centred) add_to(b, s_gw, gw);
       }
     });
-    std::vector<Value> sums = {Value(s_gwx)};
-    if (centred) sums.push_back(Value(s_gw));
-    sums = group_sum(b, g, sums, buf);
-    const Value a = sums[0] / n;
-    const Value m = centred ? sums[1] / n : Value::constant(acc, 0.0);
+    std::vector<Value> row_sums = {Value(s_gwx)};
+    if (centred) row_sums.push_back(Value(s_gw));
+    row_sums = group_sum(b, g, row_sums, buf);
+    const Value a = row_sums[0] / n;
+    const Value m = centred ? row_sums[1] / n : Value::constant(acc, 0.0);
     walk_row(b, dt, vec, {g_row, x_row, w}, d, g, [&](Reg first, const Raws& r) {
       std::vector<Reg> ys;
+      std::vector<Value> gx, gs;
       for (size_t e = 0; e < r[0].size(); ++e) {
         const auto [xh, gw] = terms(r, e);
         Value t = gw - xh * a;
         if (centred) t = t - m;
         ys.push_back(ptx::to_storage(b, t * rs, dt));
+        if (cfg.fused) {
+          const Value ge = ptx::from_storage(b, r[0][e], dt, acc);
+          gx.push_back(ge * xh);
+          gs.push_back(ge);
+        }
       }
       store_unit(b, dt, vec, dx_row, first, ys);
+      if (cfg.fused) {
+        add_columns(region, first, gx);
+        if (centred) add_columns(region_bias, first, gs);
+      }
     });
     if (cfg.block) b.bar_sync();
+  });
+  if (!cfg.fused) return;
+  // The regions' sums, in region order, to d_weight and d_bias (one block) or to this
+  // block's row of the partials (d_weight's [blocks, d], then d_bias's).
+  b.bar_sync();
+  const Reg blocks = wide(b, b.nctaid_x());
+  const Reg blk = wide(b, b.ctaid_x());
+  const Reg span = b.mul(d, sums);  // elements of one region
+  b.for_range(wide(b, tid), span, int64_t(kNormBlock), PtxType::u64, [&](Reg i) {
+    Value s(b.ld_shared(acc, b.mad(b.cvt(i, PtxType::u32), acc_size, cols)));
+    if (!cfg.block)
+      for (int r = 1; r < kWarps; ++r)
+        s = s + Value(b.ld_shared(
+                    acc, b.mad(b.cvt(b.mad(span, int64_t(r), i), PtxType::u32), acc_size, cols)));
+    const Reg is_bias = b.setp(Cmp::ge, i, d);
+    const Reg col = b.selp(is_bias, b.sub(i, d), i);
+    b.if_then_else(
+        b.setp(Cmp::eq, blocks, 1),
+        [&] {
+          const Reg out = b.selp(is_bias, d_bias, d_weight);
+          ptx::store_element(b, dt, ptx::element_address(b, out, col, dt), s);
+        },
+        [&] {
+          const Reg row = b.add(b.selp(is_bias, blocks, b.mov(PtxType::u64, 0)), blk);
+          b.st_global(b.mad(b.mad(row, d, col), acc_size, partials), s.reg());
+        });
   });
 }
 
@@ -381,13 +454,14 @@ std::string NormKernelConfig::name() const {
   const bool rows = kind != NormKernel::backward_columns;
   return "norm_" + std::string(kind_name(kind)) + "_" + std::string(op_name(op)) + "_" +
          std::string(dtype_name(dtype)) + (rows ? (block ? "_block" : "_warp") : "") +
-         (vec > 1 ? "_v" : "") + (stats ? "_stats" : "");
+         (vec > 1 ? "_v" : "") + (stats ? "_stats" : "") + (fused ? "_fused" : "");
 }
 
 GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Target& target) {
   const bool norm_op = cfg.op == OpId::rms_norm || cfg.op == OpId::layer_norm;
   if (!norm_op || !is_floating(cfg.dtype) || (cfg.vec != 1 && cfg.vec != vector_width(cfg.dtype)) ||
       (cfg.stats && cfg.kind != NormKernel::forward) ||
+      (cfg.fused && cfg.kind != NormKernel::backward_rows) ||
       (cfg.block && cfg.kind == NormKernel::backward_columns))
     fail<BackendError>("cuda", "row_norm: invalid kernel configuration ", cfg.name());
   const PtxType acc = reduce_acc_type(cfg.dtype);

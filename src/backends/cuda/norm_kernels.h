@@ -14,7 +14,16 @@
 //   mean are unused by rms, mean and rstd unless stats.
 //   backward d_x:   xhat = (x - mean) * rstd, gw = g * w, a = Σ gw xhat / d,
 //                   m = Σ gw / d (layer) or 0 (rms); d_x = (gw - xhat * a - m) * rstd
-//   Parameters: grad, x, weight, mean, rstd, d_x (u64), rows, d (u64).
+//   Parameters: grad, x, weight, mean, rstd, d_x, d_weight, d_bias, partials (u64), rows,
+//   d (u64); the gradients of the weight and bias and partials only when fused.
+//
+// Fused backward rows: each group's g xhat and g (layer) also go to the group's region of
+// dynamic shared memory, [Σ g xhat over d | Σ g over d] in the accumulation type (a region
+// per warp, or one for a block, zeroed first). A thread always takes the same columns (unit
+// u of every row is thread u mod group size), so no two threads touch one column. At the end
+// the block adds its regions in order and writes d_weight and d_bias (a grid of one block)
+// or its row of partials: [blocks, d] for d_weight, then [blocks, d] for d_bias, added by
+// the bias-sum kernel. Shared bytes: regions * (1 or 2) * d * accumulation size.
 //
 // Columns kernel (the backward's d_weight = Σ_rows g xhat, d_bias = Σ_rows g): block
 // (32 lanes, kNormColWarps warps), grid (column tiles of 32 * vec, row splits); warp w walks
@@ -48,6 +57,7 @@ struct NormKernelConfig {
   bool block = false;  // rows kernels: a block per row (else a warp)
   int vec = 1;         // 1 or vector_width(dtype)
   bool stats = false;  // forward: writes mean (layer) and rstd
+  bool fused = false;  // backward rows: also d_weight and d_bias (see above)
 
   bool centred() const { return op == OpId::layer_norm; }
   std::string name() const;
