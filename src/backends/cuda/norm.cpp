@@ -1,4 +1,6 @@
 // run_row_norm and run_row_norm_bwd: rms_norm and layer_norm over contiguous [rows, d].
+//   forward, aligned rows that fit in registers: a warp per row up to the warp's capacity,
+//   else a block per row (norm_regs_capacity);
 //   rows of d <= kWarpRowMax: a warp per row (8 rows per block), else a block per row;
 //   16-byte vectors where every tensor of the walk is 16-byte aligned and d a multiple of
 //   the vector width, else single elements.
@@ -92,6 +94,11 @@ void run_row_norm(CudaDevice& dev, const RowNormCall& call) {
   cfg.block = call.d > kWarpRowMax;
   cfg.vec = vector_units(t, call.d, {x, w, out, centred ? b : 0});
   cfg.stats = call.has_stats;
+  // Aligned rows that fit in registers: a warp up to its capacity, then a block.
+  if (cfg.vec > 1 && call.d <= norm_regs_capacity(t, true)) {
+    cfg.regs = true;
+    cfg.block = call.d > norm_regs_capacity(t, false);
+  }
   const LaunchConfig lc{{row_blocks(dev, cfg.block, call.rows)}, {unsigned(kNormBlock)}, 0};
   launch_kernel(dev, norm_kernel(dev, cfg), lc, cfg.name(), x, w, b, out, mean, rstd,
                 uint64_t(call.rows), uint64_t(call.d), call.eps);

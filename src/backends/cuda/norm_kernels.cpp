@@ -204,6 +204,98 @@ void gen_forward(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc) {
   });
 }
 
+// The forward with the row in registers: thread t holds units t, t + G, ... (G threads in
+// the group) of its row, slot by slot. Slots past the row's end for the whole group are
+// skipped (uniform: the test depends on d only); within a slot, threads past the end load
+// the row's last unit (so no load is conditional) and count as 0 in both sums. Needs
+// vec > 1 and d <= norm_regs_capacity.
+void gen_forward_regs(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc) {
+  const DType dt = cfg.dtype;
+  const int acc_size = ptx::type_size(acc);
+  const int vec = cfg.vec;
+  const int slots = norm_reg_slots(dt);
+  const bool centred = cfg.centred();
+  const Reg x = b.param_ptr("x");
+  const Reg w = b.param_ptr("weight");
+  const Reg bias = b.param_ptr("bias");
+  const Reg out = b.param_ptr("out");
+  const Reg mean = b.param_ptr("mean");
+  const Reg rstd = b.param_ptr("rstd");
+  const Reg rows = b.param(PtxType::u64, "rows");
+  const Reg d = b.param(PtxType::u64, "d");
+  const Reg eps64 = b.param(PtxType::f64, "eps");
+  Reg buf_mean{}, buf_var{};
+  if (cfg.block) {
+    buf_mean = b.address_of(b.shared_array(acc, kWarps, "mean_sums", 16));
+    buf_var = b.address_of(b.shared_array(acc, kWarps, "var_sums", 16));
+  }
+  const Value n(b.cvt(d, acc));
+  const Value eps(acc == PtxType::f64 ? eps64 : b.cvt(eps64, acc));
+  const Value zero_v = Value::constant(acc, 0.0);
+  const Reg units = b.div(d, vec);
+  const Reg last = b.sub(units, 1);
+  const size_t ns = size_t(slots);
+  for_each_row(b, cfg.block, rows, [&](const RowGroup& g, Reg k) {
+    const Reg row_off = b.mul(b.mul(k, d), int64_t(dtype_size(dt)));
+    const Reg x_row = b.add(x, row_off), out_row = b.add(out, row_off);
+    std::vector<Reg> j, valid, active;
+    for (int i = 0; i < slots; ++i) {
+      j.push_back(b.add(g.tid, b.mul(g.size, i)));
+      valid.push_back(b.setp(Cmp::lt, j.back(), units));
+      active.push_back(b.setp(Cmp::gt, units, b.mul(g.size, i)));
+    }
+    // Every load of the thread first, so that they are all in flight together.
+    std::vector<std::vector<Reg>> raw(ns), xs(ns);
+    for (size_t i = 0; i < ns; ++i)
+      b.if_then(active[i],
+                [&] { raw[i] = load_raw_vector(b, dt, b.mad(b.min(j[i], last), 16, x_row)); });
+    const Reg s = zero(b, acc);
+    for (size_t i = 0; i < ns; ++i) {
+      for (int e = 0; e < vec; ++e) xs[i].push_back(zero(b, acc));
+      b.if_then(active[i], [&] {
+        for (size_t e = 0; e < size_t(vec); ++e) {
+          const Value xe =
+              select(ptx::Mask(valid[i]), ptx::from_storage(b, raw[i][e], dt, acc), zero_v);
+          b.assign(xs[i][e], xe.reg());
+          if (centred) add_to(b, s, xe);
+        }
+      });
+    }
+    Value mu = zero_v;
+    if (centred) mu = group_sum(b, g, {Value(s)}, buf_mean)[0] / n;
+    const Reg ss = zero(b, acc);
+    for (size_t i = 0; i < ns; ++i)
+      b.if_then(active[i], [&] {
+        for (size_t e = 0; e < size_t(vec); ++e) {
+          const Value t = centred ? Value(xs[i][e]) - mu : Value(xs[i][e]);
+          add_to(b, ss, select(ptx::Mask(valid[i]), t * t, zero_v));
+        }
+      });
+    const Value var = group_sum(b, g, {Value(ss)}, buf_var)[0] / n;
+    const Value rs = Value::constant(acc, 1.0) / sqrt(var + eps);
+    for (size_t i = 0; i < ns; ++i)
+      b.if_then(b.and_(active[i], valid[i]), [&] {
+        const std::vector<Reg> wr = load_raw_vector(b, dt, b.mad(j[i], 16, w));
+        std::vector<Reg> br;
+        if (centred) br = load_raw_vector(b, dt, b.mad(j[i], 16, bias));
+        std::vector<Reg> ys;
+        for (size_t e = 0; e < size_t(vec); ++e) {
+          const Value t = centred ? Value(xs[i][e]) - mu : Value(xs[i][e]);
+          Value y = t * rs * ptx::from_storage(b, wr[e], dt, acc);
+          if (centred) y = y + ptx::from_storage(b, br[e], dt, acc);
+          ys.push_back(ptx::to_storage(b, y, dt));
+        }
+        store_raw_vector(b, dt, b.mad(j[i], 16, out_row), ys);
+      });
+    if (cfg.stats)
+      b.if_then(b.setp(Cmp::eq, g.tid, 0), [&] {
+        if (centred) b.st_global(b.mad(k, acc_size, mean), mu.reg());
+        b.st_global(b.mad(k, acc_size, rstd), rs.reg());
+      });
+    if (cfg.block) b.bar_sync();
+  });
+}
+
 void gen_backward_rows(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc) {
   const DType dt = cfg.dtype;
   const int size = int(dtype_size(dt));
@@ -450,11 +542,18 @@ const char* kind_name(NormKernel k) {
 
 }  // namespace
 
+int norm_reg_slots(DType d) { return (dtype_size(d) == 8 ? 16 : 32) / vector_width(d); }
+
+int64_t norm_regs_capacity(DType d, bool block) {
+  return int64_t(block ? kNormBlock : 32) * norm_reg_slots(d) * vector_width(d);
+}
+
 std::string NormKernelConfig::name() const {
   const bool rows = kind != NormKernel::backward_columns;
   return "norm_" + std::string(kind_name(kind)) + "_" + std::string(op_name(op)) + "_" +
          std::string(dtype_name(dtype)) + (rows ? (block ? "_block" : "_warp") : "") +
-         (vec > 1 ? "_v" : "") + (stats ? "_stats" : "") + (fused ? "_fused" : "");
+         (vec > 1 ? "_v" : "") + (stats ? "_stats" : "") + (fused ? "_fused" : "") +
+         (regs ? "_regs" : "");
 }
 
 GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Target& target) {
@@ -462,6 +561,7 @@ GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Tar
   if (!norm_op || !is_floating(cfg.dtype) || (cfg.vec != 1 && cfg.vec != vector_width(cfg.dtype)) ||
       (cfg.stats && cfg.kind != NormKernel::forward) ||
       (cfg.fused && cfg.kind != NormKernel::backward_rows) ||
+      (cfg.regs && (cfg.kind != NormKernel::forward || cfg.vec == 1)) ||
       (cfg.block && cfg.kind == NormKernel::backward_columns))
     fail<BackendError>("cuda", "row_norm: invalid kernel configuration ", cfg.name());
   const PtxType acc = reduce_acc_type(cfg.dtype);
@@ -469,7 +569,12 @@ GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Tar
   // IEEE division and square root, as the CPU kernels compute the statistics.
   ptx::FormulaScope scope(b, acc);
   switch (cfg.kind) {
-    case NormKernel::forward: gen_forward(b, cfg, acc); break;
+    case NormKernel::forward:
+      if (cfg.regs)
+        gen_forward_regs(b, cfg, acc);
+      else
+        gen_forward(b, cfg, acc);
+      break;
     case NormKernel::backward_rows: gen_backward_rows(b, cfg, acc); break;
     case NormKernel::backward_columns: gen_backward_columns(b, cfg, acc); break;
   }

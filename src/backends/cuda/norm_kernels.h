@@ -12,6 +12,8 @@
 //                   never E[x²] - E[x]²); out = (x - mean) * rstd * w + b
 //   Parameters: x, weight, bias, out, mean, rstd (u64), rows, d (u64), eps (f64); bias and
 //   mean are unused by rms, mean and rstd unless stats.
+//   Rows that fit (norm_regs_capacity) with vec > 1 are read once, into registers, and the
+//   passes run there (regs).
 //   backward d_x:   xhat = (x - mean) * rstd, gw = g * w, a = Σ gw xhat / d,
 //                   m = Σ gw / d (layer) or 0 (rms); d_x = (gw - xhat * a - m) * rstd
 //   Parameters: grad, x, weight, mean, rstd, d_x, d_weight, d_bias, partials (u64), rows,
@@ -58,10 +60,16 @@ struct NormKernelConfig {
   int vec = 1;         // 1 or vector_width(dtype)
   bool stats = false;  // forward: writes mean (layer) and rstd
   bool fused = false;  // backward rows: also d_weight and d_bias (see above)
+  bool regs = false;   // forward: the row held in registers (vec > 1, d <= norm_regs_capacity)
 
   bool centred() const { return op == OpId::layer_norm; }
   std::string name() const;
 };
+
+// 16-byte units per thread of the register forward: 32 elements (16 for F64).
+int norm_reg_slots(DType d);
+// The longest row the register forward holds: threads x slots x vector width.
+int64_t norm_regs_capacity(DType d, bool block);
 
 GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Target& target);
 
