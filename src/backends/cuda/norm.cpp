@@ -1,9 +1,10 @@
 // run_row_norm and run_row_norm_bwd: rms_norm and layer_norm over contiguous [rows, d].
 //   forward, aligned rows that fit in registers: a warp per row up to the warp's capacity,
 //   else a block per row (norm_regs_capacity);
-//   rows of d <= kWarpRowMax: a warp per row (8 rows per block), else a block per row;
-//   16-byte vectors where every tensor of the walk is 16-byte aligned and d a multiple of
-//   the vector width, else single elements.
+//   other rows of d <= kWarpRowMax: a warp per row (8 rows per block), else a block per row,
+//   walking the row in memory once per pass.
+// Aligned: every tensor of the walk 16-byte aligned and d a multiple of the vector width,
+// so 16-byte vectors move; otherwise single elements.
 // The backward runs the fused rows kernel (d_x, and d_weight and d_bias through shared
 // memory) where its shared regions fit, else the rows kernel (d_x) and the columns kernel
 // (d_weight, d_bias). Either leaves partial sums, per block or per row split, that the
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 #include "backends/cuda/bias_act_bwd_kernels.h"
 #include "backends/cuda/context.h"
