@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/composition.h"
 #include "numr/numr.h"
 
 using namespace numr;
@@ -125,6 +126,26 @@ void run(const Options& o, Device dev) {
     });
     Tensor s = randn({65536, 1024}, dt, dev, gen);
     report(o, dev, "softmax_" + t + "_65536x1024", [&] { (void)softmax(s, -1); });
+    // rms_norm and layer_norm over rows of 1024 with eps 1e-5, as torch_peer.py; fwd_bwd is
+    // the forward that saves its statistics, then the gradients of x, the weight (and the
+    // bias). Each runs again through its composition (*_composed_*), fused against composed.
+    Tensor nw = randn({1024}, dt, dev, gen), nb = randn({1024}, dt, dev, gen);
+    Tensor gn = randn({65536, 1024}, dt, dev, gen);
+    for (const bool composed : {false, true}) {
+      const ForceComposition force(composed, {OpId::rms_norm, OpId::layer_norm});
+      const std::string c = composed ? "_composed_" : "_";
+      report(o, dev, "rms_norm" + c + t + "_65536x1024", [&] { (void)rms_norm(s, nw, 1e-5); });
+      report(o, dev, "layer_norm" + c + t + "_65536x1024",
+             [&] { (void)layer_norm(s, nw, nb, 1e-5); });
+      report(o, dev, "rms_norm_fwd_bwd" + c + t + "_65536x1024", [&] {
+        const NormForward f = rms_norm_fwd(s, nw, 1e-5);
+        (void)rms_norm_bwd(gn, s, nw, f.rstd);
+      });
+      report(o, dev, "layer_norm_fwd_bwd" + c + t + "_65536x1024", [&] {
+        const NormForward f = layer_norm_fwd(s, nw, nb, 1e-5);
+        (void)layer_norm_bwd(gn, s, nw, f.mean, f.rstd);
+      });
+    }
     Tensor sq = s.view({8192, 8192});
     report(o, dev, "cumsum_" + t + "_8192x8192", [&] { (void)cumsum(sq, -1); });
     // A transposed view made contiguous: reads along one dim, writes along the other.

@@ -42,7 +42,11 @@ def traffic(case):
     passes = {"copy": 2, "sum_all": 1, "sum_lastdim": 1, "sum_dim0": 1, "max_lastdim": 1,
               "exp": 2, "add": 3, "silu": 2, "silu_mul": 3, "gelu_mul": 3,
               "silu_mul_fwd_bwd": 8, "softmax": 2, "cumsum": 2, "bias_gelu_bwd": 3,
-              "contiguous_t": 2, "cast_t_to_bf16": 1.5}[op]
+              "contiguous_t": 2, "cast_t_to_bf16": 1.5,
+              # x read, out written; fwd_bwd adds grad and x read, d_x written.
+              "rms_norm": 2, "layer_norm": 2, "rms_norm_fwd_bwd": 5, "layer_norm_fwd_bwd": 5,
+              "rms_norm_composed": 2, "layer_norm_composed": 2,
+              "rms_norm_fwd_bwd_composed": 5, "layer_norm_fwd_bwd_composed": 5}[op]
     return int(passes * n * e)
 
 

@@ -94,6 +94,14 @@ void CudaBackend::bias_activation_bwd(const BiasActBwdCall& c) {
   dev_.make_current();
   run_bias_activation_bwd(dev_, c);
 }
+void CudaBackend::row_norm(const RowNormCall& c) {
+  dev_.make_current();
+  run_row_norm(dev_, c);
+}
+void CudaBackend::row_norm_bwd(const RowNormBwdCall& c) {
+  dev_.make_current();
+  run_row_norm_bwd(dev_, c);
+}
 
 void CudaBackend::copy(const CopyCall& c) {
   dev_.make_current();

@@ -16,10 +16,8 @@ class CudaBackend final : public Backend {
 
   Device device() const override;
   std::string name() const override;  // "cuda:0/sm_90 (NVIDIA H100 80GB HBM3)"
-  // Every op of the table has a CUDA kernel but the normalisations (composed).
-  bool supports(OpId op, DType t) const override {
-    return op_accepts(op, t) && op_info(op).family != OpFamily::Norm;
-  }
+  // Every op of the table has a CUDA kernel.
+  bool supports(OpId op, DType t) const override { return op_accepts(op, t); }
   CudaDevice& cuda_device() const { return dev_; }
 
   void* allocate(size_t nbytes) override;
@@ -37,6 +35,8 @@ class CudaBackend final : public Backend {
   void matmul(const MatmulCall& call) override;
   void matmul_epilogue(const GemmEpilogueCall& call) override;
   void bias_activation_bwd(const BiasActBwdCall& call) override;
+  void row_norm(const RowNormCall& call) override;
+  void row_norm_bwd(const RowNormBwdCall& call) override;
   void copy(const CopyCall& call) override;
   void fill(const FillCall& call) override;
   void sequence(const SequenceCall& call) override;

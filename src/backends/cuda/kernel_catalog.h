@@ -16,6 +16,8 @@ std::vector<GeneratedKernel> reduce_kernels(
     const ptx::Target& target);  // + along_axis, bias_activation_bwd
 std::vector<GeneratedKernel> epilogue_kernels(
     const ptx::Target& target);  // fused GEMM epilogue passes
+std::vector<GeneratedKernel> norm_kernels(
+    const ptx::Target& target);  // rms_norm, layer_norm: forward and backward
 
 std::vector<GeneratedKernel> all_kernels(const ptx::Target& target);
 
