@@ -232,6 +232,24 @@ TEST(CudaReduce, SpecialValues) {
   }
 }
 
+// Values whose squares overflow f32, with a small spread: the idle lanes of CUDA's group
+// merges must not turn the variance into NaN.
+TEST(CudaReduce, VarianceOfHugeValues) {
+  REQUIRE_CUDA_AS(dev);
+  std::vector<float> v;
+  for (int i = 0; i < 3 * 37; ++i) v.push_back(1e20f * (1.0f + 1e-3f * float(i % 7)));
+  for (const Shape& s : {Shape{111}, Shape{37, 3}, Shape{3, 37}}) {
+    const Tensor x = Tensor::from_vector<float>(v, s, Device::cpu());
+    for (int64_t d = 0; d < int64_t(s.size()); ++d)
+      for (OpId op : {OpId::var, OpId::std}) {
+        const Tensor want = reduce_by(op, x, {d});
+        for (double w : host_values(want)) ASSERT_TRUE(std::isfinite(w)) << shape_str(s);
+        expect_close(reduce_by(op, x.to(dev), {d}), want, 0, 1e-5,
+                     std::string(op_name(op)) + " " + shape_str(s));
+      }
+  }
+}
+
 TEST(CudaReduce, SoftmaxRows) {
   REQUIRE_CUDA_AS(dev);
   for (DType t : {DType::F32, DType::F64, DType::BF16})

@@ -116,6 +116,20 @@ TEST(ReduceRules, WelfordAndChanMatchTwoPass) {
   EXPECT_EQ(variance_from_m2(-1e-18, 4.0, true), 0.0);  // M2 rounded below zero
 }
 
+// An empty side merges as nothing, also when the other side's mean squared overflows.
+TEST(ReduceRules, ChanMergeWithAnEmptySideKeepsHugeMeans) {
+  const Moments<double> empty{0, 0, 0}, big{3, 1e200, 2};
+  for (const Moments<double>& m : {moments_merge(empty, big), moments_merge(big, empty)}) {
+    EXPECT_EQ(m.n, 3);
+    EXPECT_EQ(m.mean, 1e200);
+    EXPECT_EQ(m.m2, 2);
+  }
+  const Moments<float> fe{0, 0, 0}, fb{2, 1e20f, 0.5f};
+  const Moments<float> f = moments_merge(fb, fe);
+  EXPECT_EQ(f.mean, 1e20f);
+  EXPECT_EQ(f.m2, 0.5f);
+}
+
 struct Lse {
   LogSumExp<double> s{-kInf, 0};
   bool nan = false, pos_inf = false;

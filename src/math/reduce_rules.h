@@ -107,10 +107,9 @@ Moments<T> moments_from_deviations(const T& n, const T& c, const T& d1, const T&
   return {n, c + d1 / n, d2 - d1 * d1 / n};
 }
 
-// Chan et al.: the moments of the elements of a and b together. Either may be empty, as
-// long as delta^2 stays finite: an empty side's product delta^2 n frac is then 0, but
-// inf * 0 when the other's mean is beyond the square root of the largest finite value
-// (a caller that can skip empty sides does).
+// Chan et al.: the moments of the elements of a and b together. Either may be empty (an
+// idle lane of a group reduction): its side adds no delta^2 term, which for a mean beyond
+// the square root of the largest finite value would otherwise be inf * 0 = NaN.
 template <class T>
 Moments<T> moments_merge(const Moments<T>& a, const Moments<T>& b) {
   const T n = a.n + b.n;
@@ -118,7 +117,8 @@ Moments<T> moments_merge(const Moments<T>& a, const Moments<T>& b) {
   const T frac = select(n > zero, b.n / n, zero);
   const T delta = b.mean - a.mean;
   const T mean = a.mean + delta * frac;
-  return {n, mean, a.m2 + b.m2 + delta * delta * a.n * frac};
+  const T spread = select((a.n > zero) & (b.n > zero), delta * delta * a.n * frac, zero);
+  return {n, mean, a.m2 + b.m2 + spread};
 }
 
 // M2 / denom, denom = count - correction; NaN unless `ok` (denom > 0, as each backend counts

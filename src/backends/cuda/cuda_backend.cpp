@@ -10,6 +10,23 @@
 #include "backends/cuda/ops.h"
 
 namespace numr::cuda {
+
+namespace {
+
+// The composed ops with CUDA kernels.
+constexpr OpId kKernels[] = {
+    OpId::mean,   OpId::var,         OpId::std,        OpId::logsumexp,
+    OpId::cumsum, OpId::cumprod,     OpId::softmax,    OpId::log_softmax,
+    OpId::matmul, OpId::matmul_bias_activation, OpId::matmul_bias_residual,
+    OpId::matmul_bias_activation_bwd, OpId::bias_activation_bwd,
+    OpId::rms_norm, OpId::layer_norm,
+};
+
+}  // namespace
+
+bool CudaBackend::supports(OpId op, DType t) const {
+  return op_accepts(op, t) && has_listed_kernel(op, kKernels);
+}
 namespace {
 
 CUdeviceptr address(const void* handle, size_t offset_bytes) {

@@ -369,7 +369,7 @@ struct Reducer {
     } else if constexpr (Op == OpId::all) {
       a.flag = a.flag && b.flag;
     } else if constexpr (Op == OpId::var || Op == OpId::std) {
-      // An empty side is skipped: the rule would square a mean that may overflow.
+      // An empty side leaves the other as it is.
       if (b.n == 0) return;
       if (a.n == 0) { a = b; return; }
       const math::Moments<double> m =
