@@ -1,4 +1,4 @@
-// Parity of rms_norm and layer_norm (kernel and composition) with the float64 reference:
+// Parity of the Norm family (kernel and composition) with the float64 reference:
 // every float dtype, D = 1, D off the vector width, long rows, rows and dims of zero
 // elements, views, NaN and inf inputs, PyTorch's default eps for rms_norm.
 #include <cmath>
@@ -183,6 +183,71 @@ TEST(ParityNorm, ForwardStatisticsAndBackward) {
     EXPECT_EQ(eg.d_weight.to_vector<float>(), std::vector<float>(4, 0.f));
     EXPECT_EQ(eg.d_bias.to_vector<float>(), std::vector<float>(4, 0.f));
   }
+}
+
+// fused_add_rms_norm and fused_add_layer_norm: the residual is x + residual in x's dtype,
+// and out the norm of that sum (its reference from the sum numr returned).
+void run_add_norm(OpId op) {
+  const bool centred = op == OpId::fused_add_layer_norm;
+  const std::vector<Shape> shapes = {{1}, {7}, {5, 33}, {4, 3, 17}, {0, 8}, {37, 16}, {6, 4096}};
+  for_each_case(op, dtypes_of(op), [&](DType t, Device dev) -> std::string {
+    uint64_t seed = 3000;
+    for (const Shape& s : shapes)
+      for (Layout layout : {Layout::Contiguous, Layout::Strided, Layout::Flipped}) {
+        const int64_t d = s.back();
+        const Tensor x = make_input(s, t, dev, InputSpec{.layout = layout}, ++seed);
+        const Tensor r = make_input(s, t, dev, InputSpec{}, ++seed);
+        const Tensor w = make_input({d}, t, dev, InputSpec{}, ++seed);
+        const Tensor b = make_input({d}, t, dev, InputSpec{}, ++seed);
+        const AddNorm got = centred ? fused_add_layer_norm(x, r, w, b, 1e-5)
+                                    : fused_add_rms_norm(x, r, w, 1e-5);
+        const RefTensor xr = to_ref(x), rr = to_ref(r);
+        const RefTensor sum = reference::elementwise(OpId::add, {&xr, &rr});
+        std::string m = compare(got.residual, sum, tolerance_for(t));
+        const RefTensor bias = to_ref(b);
+        const RefTensor want = reference::row_norm(to_ref(got.residual), to_ref(w),
+                                                   centred ? &bias : nullptr, 1e-5, centred);
+        if (m.empty()) m = compare(got.out, want, accumulation_tolerance(t, d));
+        if (!m.empty()) return "shape " + shape_str(s) + ": " + m;
+      }
+    return "";
+  });
+}
+
+TEST(ParityNorm, FusedAddRmsNorm) { run_add_norm(OpId::fused_add_rms_norm); }
+TEST(ParityNorm, FusedAddLayerNorm) { run_add_norm(OpId::fused_add_layer_norm); }
+
+TEST(ParityNorm, GroupNorm) {
+  struct Case {
+    Shape shape;
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {{{2, 4}, 2},       {{3, 6, 5}, 3},    {{2, 8, 4, 4}, 4},
+                                   {{1, 5, 7}, 1},    {{2, 6, 3}, 6},    {{0, 4, 3}, 2},
+                                   {{2, 4, 0}, 2},    {{4, 32, 9, 9}, 8}, {{1, 64, 1030}, 16}};
+  for_each_case(OpId::group_norm, dtypes_of(OpId::group_norm),
+                [&](DType t, Device dev) -> std::string {
+                  uint64_t seed = 4000;
+                  for (const Case& c : cases)
+                    for (Layout layout : kLayouts) {
+                      const Tensor x = make_input(c.shape, t, dev, InputSpec{.layout = layout}, ++seed);
+                      const int64_t ch = c.shape[1];
+                      const Tensor w = make_input({ch}, t, dev, InputSpec{}, ++seed);
+                      const Tensor b = make_input({ch}, t, dev, InputSpec{}, ++seed);
+                      const Tensor got = group_norm(x, c.groups, w, b, 1e-5);
+                      const RefTensor want =
+                          reference::group_norm(to_ref(x), c.groups, to_ref(w), to_ref(b), 1e-5);
+                      if (got.shape() != x.shape()) return "shape " + shape_str(got.shape());
+                      const int64_t per =
+                          c.shape[0] > 0 ? x.numel() / c.shape[0] / c.groups : 0;
+                      const std::string m = compare(got, want, accumulation_tolerance(t, per));
+                      if (!m.empty())
+                        return "shape " + shape_str(c.shape) + " groups " +
+                               std::to_string(c.groups) + " layout " +
+                               std::to_string(int(layout)) + ": " + m;
+                    }
+                  return "";
+                });
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Normalisation over the last dim (DESIGN §10), for Tensor and Var. Contracts in
+// Normalisation (DESIGN §10), for Tensor and Var: over the last dim, and group_norm over
+// groups of channels. Contracts in
 // docs/semantics.md. F16 and BF16 compute their statistics in F32, F64 in F64; the output
 // is rounded once.
 //
@@ -6,6 +7,7 @@
 //   Var z = layer_norm(xv, wv, bv, 1e-5);
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "numr/autograd.h"
@@ -18,6 +20,22 @@ namespace numr {
 Tensor rms_norm(const Tensor& x, const Tensor& weight, std::optional<double> eps = std::nullopt);
 // (x - mean) * rsqrt(var + eps) * weight + bias over the last dim, var the biased variance.
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps = 1e-5);
+
+// The norm of x + residual, and that sum (the next block's residual): {out, x + residual}.
+// The sum is rounded to x's dtype before it is normalised, so out equals
+// rms_norm(x + residual, weight, eps); x and residual have the same shape.
+struct AddNorm {
+  Tensor out, residual;
+};
+AddNorm fused_add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
+                           std::optional<double> eps = std::nullopt);
+AddNorm fused_add_layer_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
+                             const Tensor& bias, double eps = 1e-5);
+
+// x [N, C, *] normalised over each group of C / groups channels (and every position of *)
+// with the biased variance, then scaled by weight [C] and shifted by bias [C] per channel.
+Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias,
+                  double eps = 1e-5);
 
 // The forward that also returns what its backward needs: per-row mean (layer_norm only;
 // undefined for rms_norm) and rstd = rsqrt(var + eps) (rsqrt(mean(x^2) + eps) for rms_norm),
@@ -44,5 +62,14 @@ NormGrads layer_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weig
 // where it has one; otherwise, and with create_graph, the gradient is composed of Var ops.
 Var rms_norm(const Var& x, const Var& weight, std::optional<double> eps = std::nullopt);
 Var layer_norm(const Var& x, const Var& weight, const Var& bias, double eps = 1e-5);
+struct AddNormVar {
+  Var out, residual;
+};
+AddNormVar fused_add_rms_norm(const Var& x, const Var& residual, const Var& weight,
+                              std::optional<double> eps = std::nullopt);
+AddNormVar fused_add_layer_norm(const Var& x, const Var& residual, const Var& weight,
+                                const Var& bias, double eps = 1e-5);
+Var group_norm(const Var& x, int64_t groups, const Var& weight, const Var& bias,
+               double eps = 1e-5);
 
 }  // namespace numr

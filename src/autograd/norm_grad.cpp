@@ -84,4 +84,39 @@ Var layer_norm(const Var& x, const Var& weight, const Var& bias, double eps) {
   return norm_var(OpId::layer_norm, x, weight, &bias, eps);
 }
 
+// The composed ops over Vars: differentiable through their parts.
+AddNormVar fused_add_rms_norm(const Var& x, const Var& residual, const Var& weight,
+                              std::optional<double> eps) {
+  const OpScope scope("fused_add_rms_norm");
+  const double e = ops::check_add_norm(OpId::fused_add_rms_norm, x.tensor(), residual.tensor(),
+                                       weight.tensor(), nullptr, eps);
+  ops::composition_only(OpId::fused_add_rms_norm, x.tensor());
+  AddNormVar r;
+  r.residual = x + residual;
+  r.out = rms_norm(r.residual, weight, e);
+  return r;
+}
+
+AddNormVar fused_add_layer_norm(const Var& x, const Var& residual, const Var& weight,
+                                const Var& bias, double eps) {
+  const OpScope scope("fused_add_layer_norm");
+  ops::check_add_norm(OpId::fused_add_layer_norm, x.tensor(), residual.tensor(), weight.tensor(),
+                      &bias.tensor(), eps);
+  ops::composition_only(OpId::fused_add_layer_norm, x.tensor());
+  AddNormVar r;
+  r.residual = x + residual;
+  r.out = layer_norm(r.residual, weight, bias, eps);
+  return r;
+}
+
+Var group_norm(const Var& x, int64_t groups, const Var& weight, const Var& bias, double eps) {
+  const OpScope scope("group_norm");
+  ops::check_group_norm(x.tensor(), groups, weight.tensor(), bias.tensor(), eps);
+  ops::composition_only(OpId::group_norm, x.tensor());
+  const DType t = x.dtype(), wide = compute_dtype(t);
+  return cast(compose::group_norm_parts<Var>(cast(x, wide), groups, cast(weight, wide),
+                                             cast(bias, wide), eps),
+              t);
+}
+
 }  // namespace numr

@@ -45,6 +45,50 @@ double check_norm(OpId op, const Tensor& x, const Tensor& weight, const Tensor* 
   return *eps;
 }
 
+double check_add_norm(OpId op, const Tensor& x, const Tensor& residual, const Tensor& weight,
+                      const Tensor* bias, std::optional<double> eps) {
+  const double e = check_norm(op, x, weight, bias, eps);
+  const std::string_view name = op_name(op);
+  check_defined(name, residual);
+  check_same(name, {&x, &residual});
+  if (residual.shape() != x.shape())
+    fail<ShapeMismatch>(name, "residual must have x's shape ", shape_str(x.shape()), ", got ",
+                        shape_str(residual.shape()));
+  return e;
+}
+
+void check_group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias,
+                      double eps) {
+  constexpr std::string_view name = "group_norm";
+  check_defined(name, x);
+  check_defined(name, weight);
+  check_defined(name, bias);
+  check_dtype(OpId::group_norm, x.dtype());
+  check_same(name, {&x, &weight, &bias});
+  if (x.dim() < 2)
+    fail<InvalidDimension>(name, "x must be [N, C, *] (at least 2 dims), got ",
+                           shape_str(x.shape()));
+  const int64_t c = x.shape()[1];
+  if (groups < 1 || c % groups != 0)
+    fail<InvalidArgument>(name, "groups must be >= 1 and divide the ", c, " channels, got ",
+                          groups);
+  const Shape want{c};
+  if (weight.shape() != want)
+    fail<ShapeMismatch>(name, "weight must have shape ", shape_str(want), " (x's channels), got ",
+                        shape_str(weight.shape()));
+  if (bias.shape() != want)
+    fail<ShapeMismatch>(name, "bias must have shape ", shape_str(want), " (x's channels), got ",
+                        shape_str(bias.shape()));
+  if (!std::isfinite(eps) || eps < 0)
+    fail<InvalidArgument>(name, "eps must be finite and >= 0, got ", eps);
+}
+
+void composition_only(OpId op, const Tensor& x) {
+  if (use_kernel(backend_for(x.device()), op, x.dtype()))
+    fail<BackendError>(op_name(op), "the ", backend_for(x.device()).name(),
+                       " backend lists a kernel for it, but no backend family calls one");
+}
+
 }  // namespace ops
 
 namespace {
@@ -187,6 +231,39 @@ NormGrads rms_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weight
 NormGrads layer_norm_bwd(const Tensor& grad, const Tensor& x, const Tensor& weight,
                          const Tensor& mean, const Tensor& rstd) {
   return backward(OpId::layer_norm, grad, x, weight, &mean, rstd);
+}
+
+AddNorm fused_add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
+                           std::optional<double> eps) {
+  const OpScope scope("fused_add_rms_norm");
+  const double e = ops::check_add_norm(OpId::fused_add_rms_norm, x, residual, weight, nullptr, eps);
+  ops::composition_only(OpId::fused_add_rms_norm, x);
+  AddNorm r;
+  r.residual = add(x, residual);
+  r.out = rms_norm(r.residual, weight, e);
+  return r;
+}
+
+AddNorm fused_add_layer_norm(const Tensor& x, const Tensor& residual, const Tensor& weight,
+                             const Tensor& bias, double eps) {
+  const OpScope scope("fused_add_layer_norm");
+  ops::check_add_norm(OpId::fused_add_layer_norm, x, residual, weight, &bias, eps);
+  ops::composition_only(OpId::fused_add_layer_norm, x);
+  AddNorm r;
+  r.residual = add(x, residual);
+  r.out = layer_norm(r.residual, weight, bias, eps);
+  return r;
+}
+
+Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias,
+                  double eps) {
+  const OpScope scope("group_norm");
+  ops::check_group_norm(x, groups, weight, bias, eps);
+  ops::composition_only(OpId::group_norm, x);
+  const DType t = x.dtype(), wide = compute_dtype(t);
+  return compose::group_norm_parts<Tensor>(x.cast(wide), groups, weight.cast(wide),
+                                           bias.cast(wide), eps)
+      .cast(t);
 }
 
 }  // namespace numr

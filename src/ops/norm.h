@@ -1,6 +1,7 @@
 // Argument checks shared by the Tensor and Var normalisation front ends.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "numr/op_info.h"
@@ -13,5 +14,18 @@ namespace numr::ops {
 // the machine epsilon of x's dtype.
 double check_norm(OpId op, const Tensor& x, const Tensor& weight, const Tensor* bias,
                   std::optional<double> eps);
+
+// check_norm, and residual defined, of x's dtype, device and shape (the fused_add ops).
+double check_add_norm(OpId op, const Tensor& x, const Tensor& residual, const Tensor& weight,
+                      const Tensor* bias, std::optional<double> eps);
+
+// Checks group_norm's x [N, C, *] (at least 2-D, a float dtype), groups (>= 1, dividing C),
+// weight and bias [C] of x's dtype and device, and eps (finite, >= 0).
+void check_group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias,
+                      double eps);
+
+// For an op that runs only as its composition (no backend family has a kernel call for it
+// yet): counts the composition, and refuses a backend whose supports() claims a kernel.
+void composition_only(OpId op, const Tensor& x);
 
 }  // namespace numr::ops

@@ -70,4 +70,27 @@ void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& we
   }
 }
 
+RefTensor group_norm(const RefTensor& x, int64_t groups, const RefTensor& weight,
+                     const RefTensor& bias, double eps) {
+  RefTensor out = x;
+  const int64_t n = x.shape[0], c = x.shape[1];
+  int64_t positions = 1;
+  for (size_t i = 2; i < x.shape.size(); ++i) positions *= x.shape[i];
+  const int64_t per = c / groups * positions;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < groups; ++g) {
+      const size_t base = size_t((b * groups + g) * per);
+      double mean = 0, ss = 0;
+      for (int64_t i = 0; i < per; ++i) mean += x.v[base + size_t(i)];
+      mean /= double(per);
+      for (int64_t i = 0; i < per; ++i) ss += (x.v[base + size_t(i)] - mean) * (x.v[base + size_t(i)] - mean);
+      const double rstd = 1.0 / std::sqrt(ss / double(per) + eps);
+      for (int64_t i = 0; i < per; ++i) {
+        const size_t ch = size_t(g * (c / groups) + i / positions);
+        out.v[base + size_t(i)] = (x.v[base + size_t(i)] - mean) * rstd * weight.v[ch] + bias.v[ch];
+      }
+    }
+  return out;
+}
+
 }  // namespace numr::reference

@@ -54,6 +54,9 @@ RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor*
                    double eps, bool centred);
 // Their backward from grad and x (statistics recomputed from x): d_x, and d_weight and
 // d_bias [D] summed over the rows.
+// group_norm of x [N, C, *] with weight, bias [C].
+RefTensor group_norm(const RefTensor& x, int64_t groups, const RefTensor& weight,
+                     const RefTensor& bias, double eps);
 void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& weight,
                   double eps, bool centred, RefTensor& d_x, RefTensor& d_weight,
                   RefTensor& d_bias);

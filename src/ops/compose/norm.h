@@ -50,6 +50,21 @@ X sum_rows(const X& v) {
   return sum(reshape(v, Shape{rows, s.back()}), {0});
 }
 
+// group_norm of x [N, C, *], w and b [C], all in the statistics dtype: each group of
+// C / groups channels normalised over its channels and positions, then w and b per channel.
+template <class X>
+X group_norm_parts(const X& x, int64_t groups, const X& w, const X& b, double eps) {
+  const Shape& s = x.shape();
+  int64_t per = s[1] / groups;
+  for (size_t i = 2; i < s.size(); ++i) per *= s[i];
+  const X g = reshape(x, Shape{s[0], groups, per});
+  const X xc = g - mean(g, {-1}, true);
+  const X xhat = reshape(xc * rsqrt(mean(square(xc), {-1}, true) + eps), s);
+  Shape per_channel(s.size(), 1);
+  per_channel[1] = s[1];
+  return xhat * reshape(w, per_channel) + reshape(b, per_channel);
+}
+
 // rms_norm (b null, centred false) or layer_norm of x, w, b in x's dtype: computed in the
 // statistics dtype, rounded once. Also the per-row statistics (shape x.shape()[:-1]).
 NormForward norm_forward(const Tensor& x, const Tensor& w, const Tensor* b, double eps,
