@@ -154,8 +154,10 @@ Header read_header(std::string_view op, const io::InFile& file, const std::strin
   // The tensors must tile the buffer exactly: no overlap, no gap, nothing after the last.
   std::vector<const Entry*> by_offset;
   for (const Entry& e : h.entries) by_offset.push_back(&e);
-  std::stable_sort(by_offset.begin(), by_offset.end(),
-                   [](const Entry* a, const Entry* b) { return a->begin < b->begin; });
+  // Empty tensors sort before a tensor that starts where they sit.
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
   uint64_t at = 0;
   for (const Entry* e : by_offset) {
     if (e->begin < at)
