@@ -53,7 +53,8 @@ inline void write_bytes(const std::string& path, const std::vector<uint8_t>& byt
 // tests/data/io/<name>, found by walking up from the test program (build trees live inside
 // the source tree), or from NUMR_TEST_DATA when set.
 inline std::string fixture(const std::string& name) {
-  if (const char* env = std::getenv("NUMR_TEST_DATA")) return (fs::path(env) / "io" / name).string();
+  if (const char* env = std::getenv("NUMR_TEST_DATA"))
+    return (fs::path(env) / "io" / name).string();
   std::error_code ec;
   for (fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path(); !p.empty();
        p = p.parent_path()) {
@@ -70,8 +71,11 @@ inline std::vector<uint8_t> bytes_of(const Tensor& t) {
   const Tensor c = t.contiguous().to(Device::cpu());
   const size_t n = size_t(c.numel()) * dtype_size(c.dtype());
   std::vector<uint8_t> out(n);
-  if (n) std::memcpy(out.data(), static_cast<const char*>(c.storage()->handle()) +
-                                     c.offset() * int64_t(dtype_size(c.dtype())), n);
+  if (n)
+    std::memcpy(out.data(),
+                static_cast<const char*>(c.storage()->handle()) +
+                    c.offset() * int64_t(dtype_size(c.dtype())),
+                n);
   return out;
 }
 

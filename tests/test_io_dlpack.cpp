@@ -18,8 +18,8 @@ TEST(IoDlpack, ExportDescribesTheTensorWithoutCopying) {
   const struct {
     DType dtype;
     uint8_t code, bits;
-  } cases[] = {{DType::F64, kDLFloat, 64}, {DType::F32, kDLFloat, 32}, {DType::F16, kDLFloat, 16},
-               {DType::BF16, kDLBfloat, 16}, {DType::I64, kDLInt, 64}, {DType::I32, kDLInt, 32},
+  } cases[] = {{DType::F64, kDLFloat, 64},   {DType::F32, kDLFloat, 32}, {DType::F16, kDLFloat, 16},
+               {DType::BF16, kDLBfloat, 16}, {DType::I64, kDLInt, 64},   {DType::I32, kDLInt, 32},
                {DType::U8, kDLUInt, 8},      {DType::Bool, kDLBool, 8}};
   for (const auto& c : cases) {
     SCOPED_TRACE(dtype_name(c.dtype));
@@ -56,9 +56,9 @@ TEST(IoDlpack, ExportKeepsStorageAliveUntilDeleter) {
 
 TEST(IoDlpack, RoundTripSharesMemoryAndStrides) {
   const Tensor base = fx_tensor(DType::F32, {4, 6});
-  for (const Tensor& v : {base, base.transpose(0, 1), base.narrow(1, 2, 3), base.flip({0, 1}),
-                          base.narrow(0, 1, 2).broadcast_to({3, 2, 6}), full({}, 2.0),
-                          zeros({0, 5})}) {
+  for (const Tensor& v :
+       {base, base.transpose(0, 1), base.narrow(1, 2, 3), base.flip({0, 1}),
+        base.narrow(0, 1, 2).broadcast_to({3, 2, 6}), full({}, 2.0), zeros({0, 5})}) {
     SCOPED_TRACE(shape_str(v.shape()) + " strides " + shape_str(v.strides()));
     DLManagedTensor* m = to_dlpack(v);
     EXPECT_EQ(Strides(m->dl_tensor.strides, m->dl_tensor.strides + v.dim()), v.strides());
@@ -101,7 +101,9 @@ struct Foreign {
     d.strides = strides.empty() ? nullptr : strides.data();
     d.byte_offset = 0;
     managed.manager_ctx = this;
-    managed.deleter = [](DLManagedTensor* self) { ++static_cast<Foreign*>(self->manager_ctx)->deleted; };
+    managed.deleter = [](DLManagedTensor* self) {
+      ++static_cast<Foreign*>(self->manager_ctx)->deleted;
+    };
   }
 };
 
@@ -139,12 +141,19 @@ TEST(IoDlpack, RefusalsCallTheDeleterOnce) {
     using E = typename decltype(expect_type_tag)::type;
     Foreign f({4}, {}, 4);
     setup(f.managed.dl_tensor);
-    expect_error<E>("from_dlpack", [&] { from_dlpack(&f.managed); }, needle);
+    expect_error<E>(
+        "from_dlpack", [&] { from_dlpack(&f.managed); }, needle);
     EXPECT_EQ(f.deleted, 1) << needle;
   };
-  struct Unsupported { using type = UnsupportedDType; };
-  struct Unavailable { using type = BackendUnavailable; };
-  struct Invalid { using type = InvalidArgument; };
+  struct Unsupported {
+    using type = UnsupportedDType;
+  };
+  struct Unavailable {
+    using type = BackendUnavailable;
+  };
+  struct Invalid {
+    using type = InvalidArgument;
+  };
   refused([](DLTensor& d) { d.dtype = {kDLInt, 8, 1}; }, Unsupported{}, "code 0, 8 bits");
   refused([](DLTensor& d) { d.dtype = {kDLUInt, 16, 1}; }, Unsupported{}, "code 1, 16 bits");
   refused([](DLTensor& d) { d.dtype = {kDLComplex, 64, 1}; }, Unsupported{}, "code 5");
@@ -160,8 +169,10 @@ TEST(IoDlpack, RefusalsCallTheDeleterOnce) {
   refused([](DLTensor& d) { d.byte_offset = 2; }, Invalid{}, "aligned");
   if (available_devices().size() == 1)  // no GPU: CUDA memory has no backend here
     refused([](DLTensor& d) { d.device = {kDLCUDA, 0}; }, Unavailable{}, "");
-  expect_error<InvalidArgument>("from_dlpack", [] { from_dlpack(nullptr); }, "null");
-  expect_error<InvalidArgument>("to_dlpack", [] { to_dlpack(Tensor()); }, "undefined");
+  expect_error<InvalidArgument>(
+      "from_dlpack", [] { from_dlpack(nullptr); }, "null");
+  expect_error<InvalidArgument>(
+      "to_dlpack", [] { to_dlpack(Tensor()); }, "undefined");
 }
 
 TEST(IoDlpack, CudaRoundTripWhenAvailable) {

@@ -56,21 +56,23 @@ TEST(IoNpy, ViewsAreWrittenInRowMajorOrder) {
 TEST(IoNpy, Bf16IsRefusedWithAHint) {
   ScratchDir dir;
   const std::string p = dir.file("b.npy");
-  expect_error<UnsupportedDType>("save_npy", [&] { save_npy(p, full({2}, 1.0, DType::BF16)); },
-                                 "cast to F32");
+  expect_error<UnsupportedDType>(
+      "save_npy", [&] { save_npy(p, full({2}, 1.0, DType::BF16)); }, "cast to F32");
   EXPECT_FALSE(fs::exists(p));
   expect_error<InvalidArgument>("save_npy", [&] { save_npy(p, Tensor()); });
-  expect_error<IoError>("save_npy", [&] { save_npy(dir.file("no/dir/x.npy"), full({1}, 1.0)); },
-                        dir.file("no/dir/x.npy"));
-  expect_error<IoError>(kLoad, [&] { load_npy(dir.file("absent.npy")); }, dir.file("absent.npy"));
+  expect_error<IoError>(
+      "save_npy", [&] { save_npy(dir.file("no/dir/x.npy"), full({1}, 1.0)); },
+      dir.file("no/dir/x.npy"));
+  expect_error<IoError>(
+      kLoad, [&] { load_npy(dir.file("absent.npy")); }, dir.file("absent.npy"));
 }
 
 // The files scripts/io_fixtures.py saved with NumPy.
 TEST(IoNpy, ReadsNumpyFiles) {
   const std::vector<std::pair<std::string, DType>> plain = {
-      {"f8.npy", DType::F64}, {"f4.npy", DType::F32}, {"f2.npy", DType::F16},
-      {"i8.npy", DType::I64}, {"i4.npy", DType::I32}, {"u1.npy", DType::U8},
-      {"b1.npy", DType::Bool}, {"be_f8.npy", DType::F64}, {"be_i4.npy", DType::I32},
+      {"f8.npy", DType::F64},    {"f4.npy", DType::F32},         {"f2.npy", DType::F16},
+      {"i8.npy", DType::I64},    {"i4.npy", DType::I32},         {"u1.npy", DType::U8},
+      {"b1.npy", DType::Bool},   {"be_f8.npy", DType::F64},      {"be_i4.npy", DType::I32},
       {"be_f2.npy", DType::F16}, {"fortran_f4.npy", DType::F32}, {"v2_i4.npy", DType::I32},
       {"v3_f4.npy", DType::F32}};
   for (const auto& [name, dtype] : plain) {
@@ -88,8 +90,10 @@ TEST(IoNpy, ReadsNumpyFiles) {
   EXPECT_EQ(s.dim(), 0);
   EXPECT_EQ(s.item<double>(), 3.5);
   EXPECT_EQ(load_npy(fixture("empty_f4.npy")).shape(), (Shape{0, 3}));
-  expect_error<UnsupportedDType>(kLoad, [] { load_npy(fixture("i1.npy")); }, "'|i1'");
-  expect_error<UnsupportedDType>(kLoad, [] { load_npy(fixture("c8.npy")); }, "'<c8'");
+  expect_error<UnsupportedDType>(
+      kLoad, [] { load_npy(fixture("i1.npy")); }, "'|i1'");
+  expect_error<UnsupportedDType>(
+      kLoad, [] { load_npy(fixture("c8.npy")); }, "'<c8'");
 }
 
 // numr writes what NumPy writes: the same header, padding and data, byte for byte.
@@ -188,35 +192,50 @@ TEST(IoNpy, MalformedFilesTable) {
       {"not_a_dict", npy_with("['descr']", 0), false, "expected '{'"},
       {"missing_shape", npy_with("{'descr': '<f4', 'fortran_order': False}", 4), false, "required"},
       {"missing_descr", npy_with("{'fortran_order': False, 'shape': (1,)}", 4), false, "required"},
-      {"extra_key", npy_with("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", 4), false, "unexpected key 'x'"},
-      {"duplicate_key", npy_with("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4), false, "duplicate"},
-      {"fortran_not_bool", npy_with("{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}", 4), false, "True or False"},
-      {"shape_not_tuple", npy_with("{'descr': '<f4', 'fortran_order': False, 'shape': [1]}", 4), false, "expected '('"},
+      {"extra_key", npy_with("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': 1}", 4),
+       false, "unexpected key 'x'"},
+      {"duplicate_key",
+       npy_with("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4),
+       false, "duplicate"},
+      {"fortran_not_bool", npy_with("{'descr': '<f4', 'fortran_order': 0, 'shape': (1,)}", 4),
+       false, "True or False"},
+      {"shape_not_tuple", npy_with("{'descr': '<f4', 'fortran_order': False, 'shape': [1]}", 4),
+       false, "expected '('"},
       {"negative_extent", npy_with(valid("(-1,)"), 0), false, "non-negative"},
       {"float_extent", npy_with(valid("(2, 1.5)"), 4), false, "expected ')'"},
       {"one_tuple_no_comma", npy_with(valid("(1)"), 4), false, "trailing comma"},
       {"extent_overflow", npy_with(valid("(99999999999999999999,)"), 4), false, "64-bit range"},
-      {"product_overflow", npy_with(valid("(4294967296, 4294967296, 4294967296)"), 4), false, "too many elements"},
-      {"data_past_file", npy_with(valid("(1000000000, 1000)"), 64), false, "needs 4000000000000 bytes"},
+      {"product_overflow", npy_with(valid("(4294967296, 4294967296, 4294967296)"), 4), false,
+       "too many elements"},
+      {"data_past_file", npy_with(valid("(1000000000, 1000)"), 64), false,
+       "needs 4000000000000 bytes"},
       {"data_short", npy_with(valid("(2, 3)"), 20), false, "needs 24 bytes"},
       {"data_long", npy_with(valid("(2, 3)"), 28), false, "the file has 28"},
       {"unterminated_string", npy_with("{'descr: '<f4'}", 4), false, "malformed header"},
-      {"escape", npy_with("{'descr': '<f\\4', 'fortran_order': False, 'shape': (1,)}", 4), false, "escapes"},
+      {"escape", npy_with("{'descr': '<f\\4', 'fortran_order': False, 'shape': (1,)}", 4), false,
+       "escapes"},
       {"text_after_dict", npy_with(valid("(1,)") + " x", 4), false, "after the dict"},
       {"u2", npy_with("{'descr': '<u2', 'fortran_order': False, 'shape': (1,)}", 2), true, "'<u2'"},
-      {"pipe_f4", npy_with("{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}", 4), true, "'|f4'"},
-      {"bare_f4", npy_with("{'descr': 'f4', 'fortran_order': False, 'shape': (1,)}", 4), true, "'f4'"},
-      {"string_dtype", npy_with("{'descr': '<U5', 'fortran_order': False, 'shape': (1,)}", 20), true, "'<U5'"},
-      {"structured", npy_with("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", 4), true, "structured"},
+      {"pipe_f4", npy_with("{'descr': '|f4', 'fortran_order': False, 'shape': (1,)}", 4), true,
+       "'|f4'"},
+      {"bare_f4", npy_with("{'descr': 'f4', 'fortran_order': False, 'shape': (1,)}", 4), true,
+       "'f4'"},
+      {"string_dtype", npy_with("{'descr': '<U5', 'fortran_order': False, 'shape': (1,)}", 20),
+       true, "'<U5'"},
+      {"structured",
+       npy_with("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", 4), true,
+       "structured"},
   };
   for (const Row& r : rows) {
     SCOPED_TRACE(r.name);
     const std::string p = dir.file(r.name + ".npy");
     write_bytes(p, r.bytes);
     if (r.dtype_error)
-      expect_error<UnsupportedDType>(kLoad, [&] { load_npy(p); }, r.needle);
+      expect_error<UnsupportedDType>(
+          kLoad, [&] { load_npy(p); }, r.needle);
     else
-      expect_error<IoError>(kLoad, [&] { load_npy(p); }, r.needle);
+      expect_error<IoError>(
+          kLoad, [&] { load_npy(p); }, r.needle);
   }
 }
 

@@ -19,7 +19,8 @@ Tensor specials(DType dtype, const Shape& shape) {
   const double inf = std::numeric_limits<double>::infinity();
   const std::vector<double> pool = {std::nan(""), -0.0, inf, -inf, 1.5, -2.25, 7.0, 0.125};
   std::vector<double> v(size_t(shape_numel(shape)));
-  for (size_t k = 0; k < v.size(); ++k) v[k] = is_floating(dtype) ? pool[k % pool.size()] : double(k * 3 % 7);
+  for (size_t k = 0; k < v.size(); ++k)
+    v[k] = is_floating(dtype) ? pool[k % pool.size()] : double(k * 3 % 7);
   return Tensor::from_vector(v, shape).cast(dtype);
 }
 
@@ -68,9 +69,10 @@ TEST(IoSafetensors, ManyTensorsAndMetadata) {
     const DType t = kAllDTypes[size_t(i) % std::size(kAllDTypes)];
     in["layer." + std::to_string(i) + ".weight"] = specials(t, {i % 4, i % 7 + 1});
   }
-  const std::map<std::string, std::string> meta = {
-      {"format", "pt"}, {"quote\"and\\slash", "line\nbreak\ttab\x01"}, {"caf\xC3\xA9", "\xE2\x9C\x93"},
-      {"", ""}};
+  const std::map<std::string, std::string> meta = {{"format", "pt"},
+                                                   {"quote\"and\\slash", "line\nbreak\ttab\x01"},
+                                                   {"caf\xC3\xA9", "\xE2\x9C\x93"},
+                                                   {"", ""}};
   save_safetensors(dir.file("m.safetensors"), in, meta);
   const auto out = load_safetensors(dir.file("m.safetensors"));
   ASSERT_EQ(out.size(), in.size());
@@ -144,28 +146,70 @@ TEST(IoSafetensors, ReadsIndependentlyWrittenFile) {
 }
 
 TEST(IoSafetensors, UnsupportedFileDTypeNamesTensorAndDType) {
-  expect_error<UnsupportedDType>(kLoad, [] { load_safetensors(fixture("i8.safetensors")); },
-                                 "tensor 'q' has dtype I8");
+  expect_error<UnsupportedDType>(
+      kLoad, [] { load_safetensors(fixture("i8.safetensors")); }, "tensor 'q' has dtype I8");
 }
 
 TEST(IoSafetensors, WriterRefusals) {
   ScratchDir dir;
   const std::string p = dir.file("w.safetensors");
-  expect_error<InvalidArgument>("save_safetensors",
-                                [&] { save_safetensors(p, {{"__metadata__", full({1}, 1.0)}}); },
-                                "reserved");
-  expect_error<InvalidArgument>("save_safetensors",
-                                [&] { save_safetensors(p, {{"x", Tensor()}}); }, "'x'");
-  expect_error<InvalidArgument>("save_safetensors",
-                                [&] { save_safetensors(p, {{"bad\xFF", full({1}, 1.0)}}); },
-                                "UTF-8");
-  expect_error<InvalidArgument>("save_safetensors",
-                                [&] { save_safetensors(p, {}, {{"k", "\xC0\x80"}}); }, "UTF-8");
+  expect_error<InvalidArgument>(
+      "save_safetensors",
+      [&] {
+        save_safetensors(p, {{"__metadata__", full({1}, 1.0)}});
+      },
+      "reserved");
+  expect_error<InvalidArgument>(
+      "save_safetensors",
+      [&] {
+        save_safetensors(p, {{"x", Tensor()}});
+      },
+      "'x'");
+  expect_error<InvalidArgument>(
+      "save_safetensors",
+      [&] {
+        save_safetensors(p, {{"bad\xFF", full({1}, 1.0)}});
+      },
+      "UTF-8");
+  expect_error<InvalidArgument>(
+      "save_safetensors",
+      [&] {
+        save_safetensors(p, {}, {{"k", "\xC0\x80"}});
+      },
+      "UTF-8");
   const std::string missing_dir = dir.file("no/such/dir/x.safetensors");
-  expect_error<IoError>("save_safetensors", [&] { save_safetensors(missing_dir, {}); },
-                        missing_dir);
-  expect_error<IoError>(kLoad, [&] { load_safetensors(dir.file("absent")); }, dir.file("absent"));
-  expect_error<IoError>(kLoad, [&] { load_safetensors(dir.file("")); }, "not a regular file");
+  expect_error<IoError>(
+      "save_safetensors", [&] { save_safetensors(missing_dir, {}); }, missing_dir);
+  expect_error<IoError>(
+      kLoad, [&] { load_safetensors(dir.file("absent")); }, dir.file("absent"));
+  expect_error<IoError>(
+      kLoad, [&] { load_safetensors(dir.file("")); }, "not a regular file");
+}
+
+// The README's two lines, with the file in a scratch directory.
+TEST(IoSafetensors, ReadmeLines) {
+  ScratchDir dir;
+  const std::string path = dir.file("model.safetensors");
+  Device dev = Device::cpu();
+  Generator gen(42);
+  Tensor w = randn({512, 1024}, DType::BF16, dev, gen);
+  Tensor bias = zeros({1024}, DType::BF16, dev);
+  save_safetensors(path, {{"w", w}, {"bias", bias}});
+  std::map<std::string, Tensor> weights = load_safetensors(path, dev);
+  EXPECT_EQ(bytes_of(weights.at("w")), bytes_of(w));
+  EXPECT_EQ(bytes_of(weights.at("bias")), bytes_of(bias));
+}
+
+// Loading onto a device without a backend fails before reading, naming the loader.
+TEST(IoSafetensors, UnusableDeviceNamesTheLoader) {
+  if (available_devices().size() > 1) GTEST_SKIP() << "a GPU is present";
+  ScratchDir dir;
+  save_safetensors(dir.file("d.safetensors"), {{"x", full({2}, 1.0)}});
+  save_npy(dir.file("d.npy"), full({2}, 1.0));
+  expect_error<BackendUnavailable>(
+      kLoad, [&] { load_safetensors(dir.file("d.safetensors"), Device::cuda()); });
+  expect_error<BackendUnavailable>("load_npy",
+                                   [&] { load_npy(dir.file("d.npy"), Device::cuda()); });
 }
 
 TEST(IoSafetensors, EmptyMapRoundTrips) {
@@ -244,8 +288,10 @@ std::vector<BadFile> bad_files() {
     return std::pair{file_with(header, data), std::pair{w, needle}};
   };
   std::vector<std::pair<std::string, std::pair<std::vector<uint8_t>, std::pair<Want, std::string>>>> rows = {
-      {"header_len_past_end", {raw_file(100, "{" + std::string(31, ' '), 0), {Want::Io, "reaches past the end"}}},
-      {"header_len_huge", {raw_file(uint64_t(1) << 63, "{}", 54), {Want::Io, "reaches past the end"}}},
+      {"header_len_past_end",
+       {raw_file(100, "{" + std::string(31, ' '), 0), {Want::Io, "reaches past the end"}}},
+      {"header_len_huge",
+       {raw_file(uint64_t(1) << 63, "{}", 54), {Want::Io, "reaches past the end"}}},
       {"header_len_zero", h("", 0, Want::Io, "does not start with '{'")},
       {"not_an_object", h("[1, 2]", 0, Want::Io, "does not start with '{'")},
       {"unterminated", h("{\"a\": {", 0, Want::Io, "malformed header JSON")},
@@ -254,12 +300,21 @@ std::vector<BadFile> bad_files() {
       {"trailing_comma", h("{\"a\": {},}", 0, Want::Io, "string key")},
       {"true_value", h("{\"__metadata__\": true}", 0, Want::Io, "malformed header JSON")},
       {"null_value", h("{\"a\": null}", 0, Want::Io, "malformed header JSON")},
-      {"float_in_shape", h(R"({"a": {"dtype": "F32", "shape": [1.0], "data_offsets": [0, 4]}})", 4, Want::Io, "only integers")},
-      {"exponent_in_offsets", h(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4e0]}})", 4, Want::Io, "only integers")},
-      {"nested_array", h(R"({"a": {"dtype": "F32", "shape": [[1]], "data_offsets": [0, 4]}})", 4, Want::Io, "expected an integer")},
-      {"leading_zero", h(R"({"a": {"dtype": "F32", "shape": [01], "data_offsets": [0, 4]}})", 4, Want::Io, "leading zero")},
-      {"int_overflow", h(R"({"a": {"dtype": "F32", "shape": [99999999999999999999], "data_offsets": [0, 4]}})", 4, Want::Io, "64-bit range")},
-      {"duplicate_key", h(R"({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}, "a": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}})", 2, Want::Io, "duplicate key")},
+      {"float_in_shape", h(R"({"a": {"dtype": "F32", "shape": [1.0], "data_offsets": [0, 4]}})", 4,
+                           Want::Io, "only integers")},
+      {"exponent_in_offsets",
+       h(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4e0]}})", 4, Want::Io,
+         "only integers")},
+      {"nested_array", h(R"({"a": {"dtype": "F32", "shape": [[1]], "data_offsets": [0, 4]}})", 4,
+                         Want::Io, "expected an integer")},
+      {"leading_zero", h(R"({"a": {"dtype": "F32", "shape": [01], "data_offsets": [0, 4]}})", 4,
+                         Want::Io, "leading zero")},
+      {"int_overflow",
+       h(R"({"a": {"dtype": "F32", "shape": [99999999999999999999], "data_offsets": [0, 4]}})", 4,
+         Want::Io, "64-bit range")},
+      {"duplicate_key",
+       h(R"({"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}, "a": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}})",
+         2, Want::Io, "duplicate key")},
       {"bad_escape", h(R"({"a\q": {}})", 0, Want::Io, "bad escape")},
       {"lone_surrogate", h(R"({"a\udc00": {}})", 0, Want::Io, "surrogate")},
       {"half_surrogate", h(R"({"a\ud800x": {}})", 0, Want::Io, "surrogate")},
@@ -267,37 +322,73 @@ std::vector<BadFile> bad_files() {
       {"control_char", h("{\"a\tb\": {}}", 0, Want::Io, "control character")},
       {"invalid_utf8", h("{\"a\xFF\": {}}", 0, Want::Io, "UTF-8")},
       {"overlong_utf8", h("{\"a\xC0\xAF\": {}}", 0, Want::Io, "UTF-8")},
-      {"deep_nesting", h([] { std::string s; for (int i = 0; i < 20; ++i) s += "{\"a\":"; return s + "{}" + std::string(20, '}'); }(), 0, Want::Io, "nested too deeply")},
+      {"deep_nesting", h(
+                           [] {
+                             std::string s;
+                             for (int i = 0; i < 20; ++i) s += "{\"a\":";
+                             return s + "{}" + std::string(20, '}');
+                           }(),
+                           0, Want::Io, "nested too deeply")},
       {"entry_not_object", h(R"({"a": "F32"})", 0, Want::Io, "expected an object")},
-      {"missing_dtype", h(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4, Want::Io, "\"dtype\" missing")},
-      {"missing_shape", h(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", 4, Want::Io, "\"shape\" missing")},
-      {"missing_offsets", h(R"({"a": {"dtype": "F32", "shape": [1]}})", 4, Want::Io, "\"data_offsets\" missing")},
-      {"extra_key", h(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], "x": "y"}})", 4, Want::Io, "unexpected key")},
-      {"dtype_not_string", h(R"({"a": {"dtype": [1], "shape": [1], "data_offsets": [0, 4]}})", 4, Want::Io, "\"dtype\" missing or not a string")},
-      {"three_offsets", h(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}})", 8, Want::Io, "two integers")},
-      {"shape_is_string", h(R"({"a": {"dtype": "F32", "shape": "1", "data_offsets": [0, 4]}})", 4, Want::Io, "\"shape\" missing")},
-      {"unknown_dtype", h(R"({"a": {"dtype": "F128", "shape": [1], "data_offsets": [0, 16]}})", 16, Want::DType, "'a' has dtype F128")},
-      {"f8_dtype", h(R"({"w": {"dtype": "F8_E4M3", "shape": [2], "data_offsets": [0, 2]}})", 2, Want::DType, "'w' has dtype F8_E4M3")},
-      {"lowercase_dtype", h(R"({"a": {"dtype": "f32", "shape": [1], "data_offsets": [0, 4]}})", 4, Want::DType, "f32")},
-      {"negative_extent", h(R"({"a": {"dtype": "F32", "shape": [-1, 2], "data_offsets": [0, 0]}})", 0, Want::Io, "negative extent")},
-      {"shape_overflow", h(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 4]}})", 4, Want::Io, "too many elements")},
-      {"shape_past_limit", h(R"({"a": {"dtype": "F64", "shape": [2305843009213693952], "data_offsets": [0, 8]}})", 8, Want::Io, "too many elements")},
-      {"huge_shape_small_file", h(R"({"a": {"dtype": "F32", "shape": [1000000000, 1000], "data_offsets": [0, 4000000000000]}})", 16, Want::Io, "reach past")},
-      {"size_mismatch", h(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8, Want::Io, "needs 12")},
-      {"offsets_reversed", h(R"({"a": {"dtype": "U8", "shape": [0], "data_offsets": [4, 0]}})", 4, Want::Io, "not a range")},
-      {"negative_offset", h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [-4, 0]}})", 4, Want::Io, "not a range")},
-      {"offsets_past_buffer", h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]}})", 6, Want::Io, "reach past")},
-      {"overlap", h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}, "b": {"dtype": "U8", "shape": [4], "data_offsets": [2, 6]}})", 6, Want::Io, "overlaps")},
-      {"same_range_twice", h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}, "b": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})", 4, Want::Io, "overlaps")},
-      {"gap", h(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}, "b": {"dtype": "U8", "shape": [2], "data_offsets": [4, 6]}})", 6, Want::Io, "belong to no tensor")},
-      {"gap_at_start", h(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]}})", 4, Want::Io, "belong to no tensor")},
-      {"trailing_data", h(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})", 5, Want::Io, "cover 2")},
+      {"missing_dtype",
+       h(R"({"a": {"shape": [1], "data_offsets": [0, 4]}})", 4, Want::Io, "\"dtype\" missing")},
+      {"missing_shape",
+       h(R"({"a": {"dtype": "F32", "data_offsets": [0, 4]}})", 4, Want::Io, "\"shape\" missing")},
+      {"missing_offsets",
+       h(R"({"a": {"dtype": "F32", "shape": [1]}})", 4, Want::Io, "\"data_offsets\" missing")},
+      {"extra_key", h(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], "x": "y"}})",
+                      4, Want::Io, "unexpected key")},
+      {"dtype_not_string", h(R"({"a": {"dtype": [1], "shape": [1], "data_offsets": [0, 4]}})", 4,
+                             Want::Io, "\"dtype\" missing or not a string")},
+      {"three_offsets", h(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}})", 8,
+                          Want::Io, "two integers")},
+      {"shape_is_string", h(R"({"a": {"dtype": "F32", "shape": "1", "data_offsets": [0, 4]}})", 4,
+                            Want::Io, "\"shape\" missing")},
+      {"unknown_dtype", h(R"({"a": {"dtype": "F128", "shape": [1], "data_offsets": [0, 16]}})", 16,
+                          Want::DType, "'a' has dtype F128")},
+      {"f8_dtype", h(R"({"w": {"dtype": "F8_E4M3", "shape": [2], "data_offsets": [0, 2]}})", 2,
+                     Want::DType, "'w' has dtype F8_E4M3")},
+      {"lowercase_dtype", h(R"({"a": {"dtype": "f32", "shape": [1], "data_offsets": [0, 4]}})", 4,
+                            Want::DType, "f32")},
+      {"negative_extent", h(R"({"a": {"dtype": "F32", "shape": [-1, 2], "data_offsets": [0, 0]}})",
+                            0, Want::Io, "negative extent")},
+      {"shape_overflow",
+       h(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296, 4294967296], "data_offsets": [0, 4]}})",
+         4, Want::Io, "too many elements")},
+      {"shape_past_limit",
+       h(R"({"a": {"dtype": "F64", "shape": [2305843009213693952], "data_offsets": [0, 8]}})", 8,
+         Want::Io, "too many elements")},
+      {"huge_shape_small_file",
+       h(R"({"a": {"dtype": "F32", "shape": [1000000000, 1000], "data_offsets": [0, 4000000000000]}})",
+         16, Want::Io, "reach past")},
+      {"size_mismatch", h(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8,
+                          Want::Io, "needs 12")},
+      {"offsets_reversed", h(R"({"a": {"dtype": "U8", "shape": [0], "data_offsets": [4, 0]}})", 4,
+                             Want::Io, "not a range")},
+      {"negative_offset", h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [-4, 0]}})", 4,
+                            Want::Io, "not a range")},
+      {"offsets_past_buffer", h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]}})",
+                                6, Want::Io, "reach past")},
+      {"overlap",
+       h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}, "b": {"dtype": "U8", "shape": [4], "data_offsets": [2, 6]}})",
+         6, Want::Io, "overlaps")},
+      {"same_range_twice",
+       h(R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}, "b": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})",
+         4, Want::Io, "overlaps")},
+      {"gap",
+       h(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}, "b": {"dtype": "U8", "shape": [2], "data_offsets": [4, 6]}})",
+         6, Want::Io, "belong to no tensor")},
+      {"gap_at_start", h(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [2, 4]}})", 4,
+                         Want::Io, "belong to no tensor")},
+      {"trailing_data", h(R"({"a": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})", 5,
+                          Want::Io, "cover 2")},
       {"metadata_not_object", h(R"({"__metadata__": "x"})", 0, Want::Io, "not an object")},
       {"metadata_value_array", h(R"({"__metadata__": {"k": [1]}})", 0, Want::Io, "not a string")},
       {"metadata_nested", h(R"({"__metadata__": {"k": {}}})", 0, Want::Io, "not a string")},
   };
   std::vector<BadFile> out;
-  for (auto& [name, row] : rows) out.push_back({name, row.first, row.second.first, row.second.second});
+  for (auto& [name, row] : rows)
+    out.push_back({name, row.first, row.second.first, row.second.second});
   return out;
 }
 
@@ -308,9 +399,11 @@ TEST(IoSafetensors, MalformedFilesTable) {
     const std::string p = dir.file(b.name);
     write_bytes(p, b.bytes);
     if (b.want == Want::Io)
-      expect_error<IoError>(kLoad, [&] { load_safetensors(p); }, b.needle);
+      expect_error<IoError>(
+          kLoad, [&] { load_safetensors(p); }, b.needle);
     else
-      expect_error<UnsupportedDType>(kLoad, [&] { load_safetensors(p); }, b.needle);
+      expect_error<UnsupportedDType>(
+          kLoad, [&] { load_safetensors(p); }, b.needle);
   }
 }
 
@@ -321,7 +414,8 @@ TEST(IoSafetensors, HeaderOverTheLimit) {
   const std::string p = dir.file("big.safetensors");
   write_bytes(p, raw_file(100'000'001, "{", 0));
   fs::resize_file(p, 8 + 100'000'001 + 16);
-  expect_error<IoError>(kLoad, [&] { load_safetensors(p); }, "over the limit");
+  expect_error<IoError>(
+      kLoad, [&] { load_safetensors(p); }, "over the limit");
 }
 
 // Every proper prefix of a valid file is refused (the header length or the tiling of the
@@ -329,8 +423,11 @@ TEST(IoSafetensors, HeaderOverTheLimit) {
 TEST(IoSafetensors, EveryTruncationIsAnIoError) {
   ScratchDir dir;
   const std::string good = dir.file("good.safetensors");
-  save_safetensors(good, {{"a", specials(DType::F32, {3})}, {"b", specials(DType::U8, {5})},
-                          {"c", full({}, 1.0, DType::F16)}}, {{"k", "v"}});
+  save_safetensors(good,
+                   {{"a", specials(DType::F32, {3})},
+                    {"b", specials(DType::U8, {5})},
+                    {"c", full({}, 1.0, DType::F16)}},
+                   {{"k", "v"}});
   const auto bytes = read_bytes(good);
   ASSERT_GT(bytes.size(), 60u);
   ASSERT_EQ(load_safetensors(good).size(), 3u);

@@ -73,8 +73,8 @@ enum DLDataTypeCode : uint8_t {
   kDLBool = 6,
 };
 struct DLDataType {
-  uint8_t code;   // a DLDataTypeCode
-  uint8_t bits;   // bits of one lane
+  uint8_t code;    // a DLDataTypeCode
+  uint8_t bits;    // bits of one lane
   uint16_t lanes;  // 1 for scalars
 };
 struct DLTensor {
@@ -88,7 +88,7 @@ struct DLTensor {
 };
 struct DLManagedTensor {
   DLTensor dl_tensor;
-  void* manager_ctx;                         // the producer's
+  void* manager_ctx;                       // the producer's
   void (*deleter)(DLManagedTensor* self);  // called once by the consumer when done
 };
 

@@ -71,8 +71,9 @@ DLManagedTensor* to_dlpack(const Tensor& t) {
     dl_dev = {kDLCUDA, dev.index};
     synchronize(dev);  // the consumer may read on any stream
   } else {
-    fail<BackendLimitation>(op, dev, " tensors cannot be exported: DLPack carries CPU and CUDA "
-                                "pointers");
+    fail<BackendLimitation>(op, dev,
+                            " tensors cannot be exported: DLPack carries CPU and CUDA "
+                            "pointers");
   }
   auto* e = new Exported{{}, t, t.shape(), t.strides()};
   DLTensor& d = e->managed.dl_tensor;
@@ -114,8 +115,8 @@ Tensor from_dlpack(DLManagedTensor* m) {
     if (d.ndim > 0 && !d.shape) fail<InvalidArgument>(op, "null shape for ndim ", d.ndim);
     const Shape shape(d.shape, d.shape + d.ndim);
     const int64_t numel = checked_numel(op, shape);
-    const Strides strides = d.strides ? Strides(d.strides, d.strides + d.ndim)
-                                      : contiguous_strides(shape);
+    const Strides strides =
+        d.strides ? Strides(d.strides, d.strides + d.ndim) : contiguous_strides(shape);
     const size_t esize = dtype_size(*dtype);
     char* first = static_cast<char*>(d.data) + d.byte_offset;
     if (numel > 0 && !d.data) fail<InvalidArgument>(op, "null data for ", numel, " elements");
@@ -140,10 +141,9 @@ Tensor from_dlpack(DLManagedTensor* m) {
                             " spans more memory than an address space");
     Backend& be = backend_for(dev);
     void* base = numel > 0 ? first + lo * int64_t(esize) : first;
-    auto storage = std::make_shared<Storage>(&be, base, numel > 0 ? size_t(span) : 0,
-                                             [m] {
-                                               if (m->deleter) m->deleter(m);
-                                             });
+    auto storage = std::make_shared<Storage>(&be, base, numel > 0 ? size_t(span) : 0, [m] {
+      if (m->deleter) m->deleter(m);
+    });
     owned = true;
     return Tensor(std::move(storage), shape, strides, numel > 0 ? -lo : 0, *dtype);
   } catch (...) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/op_scope.h"
 #include "io/file.h"
 #include "numr/io.h"
@@ -64,7 +65,8 @@ class DictParser {
       if (key == "descr") {
         if (descr) error("duplicate key 'descr'");
         if (peek() == '[')
-          fail<UnsupportedDType>(op_, "'", path_, "' holds a structured array, which numr cannot "
+          fail<UnsupportedDType>(op_, "'", path_,
+                                 "' holds a structured array, which numr cannot "
                                  "represent");
         descr = string();
       } else if (key == "fortran_order") {
@@ -93,9 +95,10 @@ class DictParser {
     h.fortran_order = *fortran;
     h.shape = *shape;
     const std::string& d = *descr;
-    const auto found = d.size() == 3 ? std::find_if(kDescrs.begin(), kDescrs.end(),
-                                                    [&](const Descr& x) { return d.substr(1) == x.code; })
-                                     : kDescrs.end();
+    const auto found = d.size() == 3
+                           ? std::find_if(kDescrs.begin(), kDescrs.end(),
+                                          [&](const Descr& x) { return d.substr(1) == x.code; })
+                           : kDescrs.end();
     const char order = d.empty() ? '\0' : d[0];
     const bool one_byte = found != kDescrs.end() && dtype_size(found->dtype) == 1;
     const bool order_ok =
@@ -187,6 +190,7 @@ void byte_swap(char* p, int64_t count, size_t size) {
 Tensor load_npy(const std::string& path, Device device) {
   const OpScope scope("load_npy");
   constexpr std::string_view op = "load_npy";
+  backend_for(device);  // an unusable device fails before the file is read
   const io::InFile file(op, path);
   if (file.size() < kMagicLen + 4)
     fail<IoError>(op, "'", path, "' is ", file.size(), " bytes long, too short for a .npy file");
@@ -199,8 +203,7 @@ Tensor load_npy(const std::string& path, Device device) {
     fail<IoError>(op, "'", path, "' is .npy version ", major, ".", minor,
                   ", numr reads 1.0, 2.0 and 3.0");
   const uint64_t prefix = major == 1 ? 10 : 12;
-  if (file.size() < prefix)
-    fail<IoError>(op, "'", path, "' ends inside its header length");
+  if (file.size() < prefix) fail<IoError>(op, "'", path, "' ends inside its header length");
   const uint64_t hlen = major == 1 ? uint64_t(pre[8]) | uint64_t(pre[9]) << 8
                                    : uint64_t(pre[8]) | uint64_t(pre[9]) << 8 |
                                          uint64_t(pre[10]) << 16 | uint64_t(pre[11]) << 24;
@@ -258,8 +261,9 @@ void save_npy(const std::string& path, const Tensor& t) {
     case DType::U8: descr = "|u1"; break;
     case DType::Bool: descr = "|b1"; break;
     case DType::BF16:
-      fail<UnsupportedDType>(op, "BF16 has no NumPy dtype; cast to F32 first "
-                                 "(t.cast(DType::F32)) to save it losslessly");
+      fail<UnsupportedDType>(op,
+                             "BF16 has no NumPy dtype; cast to F32 first "
+                             "(t.cast(DType::F32)) to save it losslessly");
   }
   std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (";
   for (size_t d = 0; d < t.shape().size(); ++d) {

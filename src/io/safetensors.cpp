@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/op_scope.h"
 #include "io/file.h"
 #include "io/json.h"
@@ -101,8 +102,7 @@ Entry parse_entry(std::string_view op, const std::string& name, const JsonValue&
   }
   const uint64_t nbytes = uint64_t(numel) * dtype_size(e.dtype);
   const int64_t b = offsets->ints[0], en = offsets->ints[1];
-  if (b < 0 || en < b)
-    bad("data_offsets [", b, ", ", en, "] are not a range");
+  if (b < 0 || en < b) bad("data_offsets [", b, ", ", en, "] are not a range");
   if (uint64_t(en) > buffer_bytes)
     bad("data_offsets [", b, ", ", en, "] reach past the ", buffer_bytes, "-byte data buffer");
   if (uint64_t(en - b) != nbytes)
@@ -125,8 +125,8 @@ Header read_header(std::string_view op, const io::InFile& file, const std::strin
     fail<IoError>(op, "'", path, "': header length ", n, " reaches past the end of the ",
                   file.size(), "-byte file");
   if (n > kMaxHeaderBytes)
-    fail<IoError>(op, "'", path, "': header length ", n, " is over the limit of ",
-                  kMaxHeaderBytes, " bytes");
+    fail<IoError>(op, "'", path, "': header length ", n, " is over the limit of ", kMaxHeaderBytes,
+                  " bytes");
   std::string text(size_t(n), '\0');
   file.read(8, text.data(), text.size());
   if (text.empty() || text[0] != '{')
@@ -179,6 +179,7 @@ Header read_header(std::string_view op, const io::InFile& file, const std::strin
 std::map<std::string, Tensor> load_safetensors(const std::string& path, Device device) {
   const OpScope scope("load_safetensors");
   constexpr std::string_view op = "load_safetensors";
+  backend_for(device);  // an unusable device fails before the file is read
   const io::InFile file(op, path);
   const Header h = read_header(op, file, path);
   std::map<std::string, Tensor> out;
