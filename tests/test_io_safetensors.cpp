@@ -392,6 +392,22 @@ std::vector<BadFile> bad_files() {
   return out;
 }
 
+// Every escape JSON has, surrogate pairs, raw UTF-8 and whitespace between tokens.
+TEST(IoSafetensors, HeaderJsonEscapesAndWhitespace) {
+  ScratchDir dir;
+  const std::string header =
+      "{ \"__metadata__\" : { \"e\" : \"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\" } ,\n"
+      "\t\"caf\xC3\xA9\" : {\"data_offsets\":[ 0 , 2 ],\"shape\" : [2],\"dtype\":\"U8\"}\r\n}   ";
+  const std::string p = dir.file("e.safetensors");
+  std::vector<uint8_t> f = file_with(header, 0);
+  f.push_back(7);
+  f.push_back(200);
+  write_bytes(p, f);
+  EXPECT_EQ(load_safetensors_metadata(p).at("e"), "\"\\/\b\f\n\r\t\xC3\xA9\xF0\x9F\x98\x80");
+  EXPECT_EQ(load_safetensors(p).at("caf\xC3\xA9").to_vector<uint8_t>(),
+            (std::vector<uint8_t>{7, 200}));
+}
+
 TEST(IoSafetensors, MalformedFilesTable) {
   ScratchDir dir;
   for (const BadFile& b : bad_files()) {

@@ -1,6 +1,7 @@
 // DLPack exchange without copies: an exported DLManagedTensor keeps a numr Tensor (and so
 // its storage) alive; an imported one becomes a Storage whose release calls its deleter.
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "core/backend.h"

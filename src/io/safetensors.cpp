@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstring>
-#include <optional>
 #include <vector>
 
 #include "core/backend.h"
