@@ -67,6 +67,22 @@ TEST(IoNpy, Bf16IsRefusedWithAHint) {
       kLoad, [&] { load_npy(dir.file("absent.npy")); }, dir.file("absent.npy"));
 }
 
+// A write that fails midway (a full disk) names the path; a device is written, never removed.
+TEST(IoNpy, FullDiskIsAnIoError) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  expect_error<IoError>(
+      "save_npy", [] { save_npy("/dev/full", zeros({64})); }, "/dev/full");
+  expect_error<IoError>(
+      "save_safetensors",
+      [] {
+        save_safetensors("/dev/full", {{"x", zeros({64})}});
+      },
+      "/dev/full");
+  EXPECT_TRUE(fs::exists("/dev/full"));
+  save_npy("/dev/null", zeros({4}));  // succeeds, and /dev/null stays
+  EXPECT_TRUE(fs::exists("/dev/null"));
+}
+
 // The files scripts/io_fixtures.py saved with NumPy.
 TEST(IoNpy, ReadsNumpyFiles) {
   const std::vector<std::pair<std::string, DType>> plain = {

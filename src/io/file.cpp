@@ -38,13 +38,19 @@ void InFile::read(uint64_t offset, void* dst, size_t n) const {
 OutFile::OutFile(std::string_view op, const std::string& path) : op_(op), path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) fail<IoError>(op, "cannot create '", path, "': ", std::strerror(errno));
+  struct stat st {};
+  regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 OutFile::~OutFile() {
   if (fd_ >= 0) {  // not committed: an exception is on its way, leave no partial file
     ::close(fd_);
-    ::unlink(path_.c_str());
+    discard();
   }
+}
+
+void OutFile::discard() const {
+  if (regular_) ::unlink(path_.c_str());  // never a device such as /dev/null
 }
 
 void OutFile::write(const void* src, size_t n) {
@@ -69,7 +75,7 @@ void OutFile::commit() {
   fd_ = -1;
   if (::close(fd) != 0) {
     const int err = errno;
-    ::unlink(path_.c_str());
+    discard();
     fail<IoError>(op_, "cannot write '", path_, "': ", std::strerror(err));
   }
 }

@@ -30,7 +30,8 @@ class InFile {
   uint64_t size_ = 0;
 };
 
-// A file created (or truncated) for writing; removed again unless commit() ran.
+// A file created (or truncated) for writing; a regular file is removed again unless
+// commit() ran.
 class OutFile {
  public:
   OutFile(std::string_view op, const std::string& path);
@@ -45,9 +46,12 @@ class OutFile {
   void commit();
 
  private:
+  void discard() const;
+
   std::string_view op_;
   std::string path_;
   int fd_ = -1;
+  bool regular_ = false;
 };
 
 // The bytes of a contiguous CPU tensor's first element.
