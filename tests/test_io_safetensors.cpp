@@ -184,6 +184,9 @@ TEST(IoSafetensors, WriterRefusals) {
       kLoad, [&] { load_safetensors(dir.file("absent")); }, dir.file("absent"));
   expect_error<IoError>(
       kLoad, [&] { load_safetensors(dir.file("")); }, "not a regular file");
+  expect_error<IoError>(
+      "load_safetensors_metadata", [&] { load_safetensors_metadata(dir.file("absent")); },
+      dir.file("absent"));
 }
 
 // The README's two lines, with the file in a scratch directory.
