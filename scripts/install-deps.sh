@@ -3,7 +3,9 @@
 # through sudo; safe to run again.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config libopenblas-dev libsleef-dev libdnnl-dev libgtest-dev)
+# python3-numpy: the I/O tests check that NumPy reads the files numr writes.
+packages=(cmake ninja-build g++ pkg-config libopenblas-dev libsleef-dev libdnnl-dev libgtest-dev
+          python3-numpy)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(libtorch-dev)  # the peer the benchmark program compares with
 fi

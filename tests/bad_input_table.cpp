@@ -24,6 +24,7 @@ std::string error_type_name(const Error& e) {
   NUMR_TRY_TYPE(BackendUnavailable)
   NUMR_TRY_TYPE(BackendLimitation)
   NUMR_TRY_TYPE(BackendError)
+  NUMR_TRY_TYPE(IoError)
 #undef NUMR_TRY_TYPE
   return "Error";
 }

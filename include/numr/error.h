@@ -33,6 +33,8 @@ NUMR_DECLARE_ERROR(MissingGradient)
 NUMR_DECLARE_ERROR(BackendUnavailable)
 NUMR_DECLARE_ERROR(BackendLimitation)
 NUMR_DECLARE_ERROR(BackendError)
+// A file cannot be opened, read or written, or is not a valid file of its format.
+NUMR_DECLARE_ERROR(IoError)
 #undef NUMR_DECLARE_ERROR
 
 namespace detail {

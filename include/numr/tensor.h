@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -25,6 +26,9 @@ class Backend;
 class Storage {
  public:
   Storage(Backend* backend, size_t nbytes);
+  // Adopts memory numr did not allocate (DLPack import): `release` runs instead of the
+  // backend's deallocate when the last tensor using it goes.
+  Storage(Backend* backend, void* handle, size_t nbytes, std::function<void()> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -43,6 +47,7 @@ class Storage {
   Backend* backend_;
   void* handle_ = nullptr;
   size_t nbytes_;
+  std::function<void()> release_;
   std::atomic<uint64_t> version_{0};
 };
 

@@ -16,7 +16,14 @@ namespace numr {
 Storage::Storage(Backend* backend, size_t nbytes) : backend_(backend), nbytes_(nbytes) {
   handle_ = backend_->allocate(nbytes);
 }
-Storage::~Storage() { backend_->deallocate(handle_); }
+Storage::Storage(Backend* backend, void* handle, size_t nbytes, std::function<void()> release)
+    : backend_(backend), handle_(handle), nbytes_(nbytes), release_(std::move(release)) {}
+Storage::~Storage() {
+  if (release_)
+    release_();
+  else
+    backend_->deallocate(handle_);
+}
 Device Storage::device() const { return backend_->device(); }
 
 namespace {
