@@ -15,65 +15,17 @@
 #include <vector>
 
 #include "math/device_libm.h"
+#include "support/libm_lane.h"
 
 namespace {
 
 namespace libm = numr::math::libm;
 
-// ---- a number type with exactly the allowed operations ----
-namespace lane {
-
-int g_violations = 0;  // pow2i / ilogb_normal called outside their contract
-
-struct M {
-  bool b;
-};
-struct L {
-  double v;
-  explicit L(double d) : v(d) {}
-};
-inline L operator+(L a, L b) { return L(a.v + b.v); }
-inline L operator-(L a, L b) { return L(a.v - b.v); }
-inline L operator*(L a, L b) { return L(a.v * b.v); }
-inline L operator/(L a, L b) { return L(a.v / b.v); }
-inline L operator-(L a) { return L(-a.v); }
-inline M operator<(L a, L b) { return {a.v < b.v}; }
-inline M operator<=(L a, L b) { return {a.v <= b.v}; }
-inline M operator>(L a, L b) { return {a.v > b.v}; }
-inline M operator>=(L a, L b) { return {a.v >= b.v}; }
-inline M operator==(L a, L b) { return {a.v == b.v}; }
-inline M operator!=(L a, L b) { return {a.v != b.v}; }
-inline M operator&(M a, M b) { return {a.b && b.b}; }
-inline M operator|(M a, M b) { return {a.b || b.b}; }
-inline M operator^(M a, M b) { return {a.b != b.b}; }
-inline M operator!(M a) { return {!a.b}; }
-inline L select(M m, L a, L b) { return m.b ? a : b; }
-inline L fabs(L a) { return L(std::fabs(a.v)); }
-inline L sqrt(L a) { return L(std::sqrt(a.v)); }
-inline L floor(L a) { return L(std::floor(a.v)); }
-inline L ceil(L a) { return L(std::ceil(a.v)); }
-inline L trunc(L a) { return L(std::trunc(a.v)); }
-inline L rint(L a) { return L(std::rint(a.v)); }
-inline L fma(L a, L b, L c) { return L(std::fma(a.v, b.v, c.v)); }
-inline L pow2i(L n) {
-  if (!(n.v == std::trunc(n.v) && n.v >= -1022 && n.v <= 1023)) {
-    ++g_violations;
-    return L(std::ldexp(1.0, std::isfinite(n.v) ? static_cast<int>(n.v) : 0));
-  }
-  return L(numr::math::pow2i(n.v));
-}
-inline L ilogb_normal(L x) {
-  if (!std::isnormal(x.v)) {
-    ++g_violations;
-    return L(0);
-  }
-  return L(numr::math::ilogb_normal(x.v));
-}
-
-}  // namespace lane
+// A double number type with exactly the allowed operations (tests/support/libm_lane.h).
+using Lane = numr::test::Lane<double>;
 
 using Fn1 = std::function<double(double)>;
-using Lane1 = std::function<lane::L(lane::L)>;
+using Lane1 = std::function<Lane(Lane)>;
 using Ref1 = std::function<long double(long double)>;
 
 // Error of got against ref in units of the last place of ref rounded to double.
@@ -198,7 +150,7 @@ struct Unary {
 
 #define NUMR_UNARY(fn) \
 #fn, [](double x) { return libm::fn(x); },                    \
-      [](lane::L x) { return libm::fn(x); },                    \
+      [](Lane x) { return libm::fn(x); },                    \
       [](double x) { return std::fn(x); }, [](long double x) { return std::fn(x); }
 
 std::vector<Unary> unaries() {
@@ -497,20 +449,18 @@ TEST(DeviceLibm, LaneTypeUsesOnlyAllowedOperations) {
     xs.push_back(s.uni(-2, 2));
     xs.push_back(s.uni(-800, 800));
   }
-  auto same = [](double a, double b) {
-    return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
-  };
-  lane::g_violations = 0;
+  using numr::test::same_value;
+  Lane::violations = 0;
   for (const auto& u : unaries()) {
     for (const double x : xs) {
-      const double d = u.f(x), l = u.lane(lane::L(x)).v;
-      ASSERT_TRUE(same(d, l)) << u.name << "(" << x << "): double " << d << ", lane " << l;
+      const double d = u.f(x), l = u.lane(Lane(x)).v;
+      ASSERT_TRUE(same_value(l, d)) << u.name << "(" << x << "): double " << d << ", lane " << l;
     }
   }
   for (std::size_t i = 0; i + 1 < xs.size(); i += 7) {
     const double x = xs[i], y = xs[i + 1];
-    ASSERT_TRUE(same(libm::pow(x, y), libm::pow(lane::L(x), lane::L(y)).v)) << x << " " << y;
-    ASSERT_TRUE(same(libm::atan2(y, x), libm::atan2(lane::L(y), lane::L(x)).v)) << x << " " << y;
+    ASSERT_TRUE(same_value(libm::pow(Lane(x), Lane(y)).v, libm::pow(x, y))) << x << " " << y;
+    ASSERT_TRUE(same_value(libm::atan2(Lane(y), Lane(x)).v, libm::atan2(y, x))) << x << " " << y;
   }
-  EXPECT_EQ(lane::g_violations, 0);
+  EXPECT_EQ(Lane::violations, 0);
 }

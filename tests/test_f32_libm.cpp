@@ -15,62 +15,14 @@
 #include <vector>
 
 #include "math/libm32/libm32.h"
+#include "support/libm_lane.h"
 
 namespace {
 
 namespace libm32 = numr::math::libm32;
 
-// ---- a float number type with exactly the allowed operations ----
-namespace lane32 {
-
-int g_violations = 0;
-
-struct M {
-  bool b;
-};
-struct F {
-  float v;
-  explicit F(float f) : v(f) {}
-};
-inline F operator+(F a, F b) { return F(a.v + b.v); }
-inline F operator-(F a, F b) { return F(a.v - b.v); }
-inline F operator*(F a, F b) { return F(a.v * b.v); }
-inline F operator/(F a, F b) { return F(a.v / b.v); }
-inline F operator-(F a) { return F(-a.v); }
-inline M operator<(F a, F b) { return {a.v < b.v}; }
-inline M operator<=(F a, F b) { return {a.v <= b.v}; }
-inline M operator>(F a, F b) { return {a.v > b.v}; }
-inline M operator>=(F a, F b) { return {a.v >= b.v}; }
-inline M operator==(F a, F b) { return {a.v == b.v}; }
-inline M operator!=(F a, F b) { return {a.v != b.v}; }
-inline M operator&(M a, M b) { return {a.b && b.b}; }
-inline M operator|(M a, M b) { return {a.b || b.b}; }
-inline M operator^(M a, M b) { return {a.b != b.b}; }
-inline M operator!(M a) { return {!a.b}; }
-inline F select(M m, F a, F b) { return m.b ? a : b; }
-inline F fabs(F a) { return F(std::fabs(a.v)); }
-inline F sqrt(F a) { return F(std::sqrt(a.v)); }
-inline F floor(F a) { return F(std::floor(a.v)); }
-inline F rint(F a) { return F(std::rint(a.v)); }
-inline F fma(F a, F b, F c) { return F(std::fma(a.v, b.v, c.v)); }
-inline F pow2i(F n) {
-  if (!(n.v == std::trunc(n.v) && n.v >= -126 && n.v <= 127)) {
-    ++g_violations;
-    return F(1.0f);
-  }
-  return F(libm32::pow2i(n.v));
-}
-inline F ilogb_normal(F x) {
-  if (!std::isnormal(x.v)) {
-    ++g_violations;
-    return F(0.0f);
-  }
-  return F(libm32::ilogb_normal(x.v));
-}
-
-}  // namespace lane32
-
-using lane32::F;
+// A float number type with exactly the allowed operations (tests/support/libm_lane.h).
+using F = numr::test::Lane<float>;
 
 // Error of got against ref in units of the last place of ref rounded to float (subnormal
 // results: 2^-149). An overflowing reference counts as exact when got is the same infinity.
@@ -183,23 +135,19 @@ std::vector<Case> cases() {
 }
 
 TEST(F32Libm, Accuracy) {
-  lane32::g_violations = 0;
+  F::violations = 0;
   for (const Case& c : cases()) {
     const Worst w = sweep(c);
     std::printf("%-7s max %.3f ulp (x = %.9g)\n", c.name, w.err, double(w.x));
     EXPECT_LE(w.err, c.bound) << c.name << " at x = " << w.x;
   }
-  EXPECT_EQ(lane32::g_violations, 0) << "pow2i or ilogb_normal called outside its contract";
+  EXPECT_EQ(F::violations, 0) << "pow2i or ilogb_normal called outside its contract";
 }
 
 // C99 Annex F values (and erfinv's: ±1 -> ±inf, |x| > 1 -> NaN), signed zeros included.
 TEST(F32Libm, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const auto same = [](float got, float want) {
-    return std::isnan(want) ? std::isnan(got)
-                            : got == want && std::signbit(got) == std::signbit(want);
-  };
   struct Special {
     const char* name;
     Fn f;
@@ -273,12 +221,12 @@ TEST(F32Libm, SpecialValues) {
         {-inf, nan},
         {nan, nan}}},
   };
-  lane32::g_violations = 0;
+  F::violations = 0;
   for (const Special& s : specials)
     for (const auto& [in, want] : s.io)
-      EXPECT_TRUE(same(s.f(F(in)).v, want))
+      EXPECT_TRUE(numr::test::same_value(s.f(F(in)).v, want))
           << s.name << "(" << in << ") = " << s.f(F(in)).v << ", want " << want;
-  EXPECT_EQ(lane32::g_violations, 0);
+  EXPECT_EQ(F::violations, 0);
 }
 
 TEST(F32Libm, TrigHugeArgumentsStayInRange) {

@@ -1,6 +1,9 @@
 // Double-precision math library written once over a number-like type T, for backends without
 // transcendental instructions (PTX has none in double precision). Called explicitly, e.g.
 // numr::math::libm::exp(x); the same text instantiated with double is tested against std::.
+// Where the single-precision library (libm32/libm32.h) runs the same algorithm (exp and log
+// families, sinh, cosh, tanh, sin, cos, tan, erf, erfc), it is written once in libm_core/
+// over a precision traits type (libm_core/precision.h); libm:: names are its entry points.
 //
 // The templates use only these operations of T (and of its mask type M):
 //   T: + - * / (binary), unary -, T(double constant), comparisons < <= > >= == != giving M;

@@ -1,9 +1,10 @@
 // Hyperbolic functions and their inverses over a number-like T (see device_libm.h), written
-// on top of expm1 and log1p.
+// on top of expm1 and log1p; sinh, cosh and tanh are libm_core's, shared with libm32.
 #pragma once
 
 #include "math/libm/common.h"
 #include "math/libm/exp_log.h"
+#include "math/libm_core/hyperbolic.h"
 #include "math/namespace.h"
 
 NUMR_MATH_EXACT_BEGIN
@@ -15,45 +16,21 @@ namespace numr::math::inline NUMR_MATH_ISA::libm {
 // returns x. About 2 ulp.
 template <class T>
 T sinh(T x) {
-  const T a = fabs(x);
-  const auto huge = a > T(709);
-  const T E = libm::expm1(select(huge, T(0.5) * a, a));
-  const T e1 = E + T(1);
-  const T small = T(0.5) * (T(2) * E - E * E / e1);
-  const T mid = T(0.5) * (E + E / e1);
-  const T large = (T(0.5) * e1) * e1;
-  T res = select(a < T(1), small, select(huge, large, mid));
-  res = select(x < T(0), -res, res);
-  return select(a < T(0x1p-28), x, res);
+  return libm_core::sinh<libm_core::Prec64>(x);
 }
 
 // cosh x from E = expm1(|x|): 1 + E^2 / (2 (E+1)) below 1, E/2 + (1/2 + 1/(2 (E+1))) up to
 // 709, h^2/2 with h = e^(|x|/2) beyond. About 2 ulp.
 template <class T>
 T cosh(T x) {
-  const T a = fabs(x);
-  const auto huge = a > T(709);
-  const T E = libm::expm1(select(huge, T(0.5) * a, a));
-  const T e1 = E + T(1);
-  const T small = T(1) + E * E / (T(2) * e1);
-  const T mid = T(0.5) * E + (T(0.5) + T(0.5) / e1);
-  const T large = (T(0.5) * e1) * e1;
-  return select(a < T(1), small, select(huge, large, mid));
+  return libm_core::cosh<libm_core::Prec64>(x);
 }
 
 // tanh x from E = expm1(2|x|): E / (E + 2) below 0.55, 1 - 2 / (E + 2) above (1 past 22).
 // |x| < 2^-28 returns x. About 1.5 ulp.
 template <class T>
 T tanh(T x) {
-  const T a = fabs(x);
-  const T E = libm::expm1(T(2) * select(a > T(22), T(22), a));
-  // E / (E + 2) with the rounding of E + 2 and of the quotient corrected (E <= 2 here).
-  const T d = T(2) + E;
-  const T dl = E - (d - T(2));
-  const T q = E / d;
-  const T small = q + (fma(-q, d, E) - q * dl) / d;
-  const T res = select(a < T(0.55), small, T(1) - T(2) / d);
-  return select(a < T(0x1p-28), x, select(x < T(0), -res, res));
+  return libm_core::tanh<libm_core::Prec64>(x);
 }
 
 // asinh x = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); log(2|x|) past 2^28 and

@@ -1,7 +1,9 @@
-// Trigonometric functions and their inverses over a number-like T (see device_libm.h).
+// Trigonometric functions and their inverses over a number-like T (see device_libm.h); sin,
+// cos and tan are libm_core's, shared with libm32.
 #pragma once
 
 #include "math/libm/common.h"
+#include "math/libm_core/trig.h"
 #include "math/namespace.h"
 
 NUMR_MATH_EXACT_BEGIN
@@ -10,27 +12,19 @@ namespace numr::math::inline NUMR_MATH_ISA::libm {
 
 namespace detail {
 
-inline constexpr double kTwoOverPiHi = 0.6366197723675814, kTwoOverPiLo = -3.935735335036497e-17;
-// pi/2 = kPio2_1 + kPio2_2 + kPio2_3 to about 2^-160.
-inline constexpr double kPio2_1 = 1.5707963267948966, kPio2_2 = 6.123233995736766e-17,
-                        kPio2_3 = -1.4973849048591698e-33;
-inline constexpr double kPio4Hi = 0.7853981633974483, kPio4Lo = 3.061616997868383e-17;
+// The constants of sin, cos and tan are Prec64's (libm_core/precision.h).
+inline constexpr double kTwoOverPiHi = Prec64::two_over_pi_hi,
+                        kTwoOverPiLo = Prec64::two_over_pi_lo;
+inline constexpr double kPio2_1 = Prec64::pio2_1, kPio2_2 = Prec64::pio2_2,
+                        kPio2_3 = Prec64::pio2_3;
+inline constexpr double kPio4Hi = Prec64::pio4, kPio4Lo = 3.061616997868383e-17;
 inline constexpr double kPio2Hi = 1.5707963267948966, kPio2Lo = 6.123233995736766e-17;
 inline constexpr double kPiHi = 3.141592653589793, kPiLo = 1.2246467991473532e-16;
 inline constexpr double kTanPi8 = 0.41421356237309503;
-// sin, cos and tan are accurate for |x| below this (the quadrant n = round(2x/pi) is then
-// exact in a double and the 3-part Cody-Waite reduction keeps ~100 bits); above it they
-// stay in range (sin, cos in [-1, 1], tan finite) but are not meaningful.
-inline constexpr double kTrigLimit = 0x1p52;
-
-// (sin r - r) / r^3 and (cos r - 1 + r^2/2) / r^4 in z = r^2 on [0, 0.63] (|r| <= 0.79),
-// degree 6 each, relative error 6e-17.
-inline constexpr double kSinS[] = {
-    -0.16666666666666666,    0.008333333333333331, -0.00019841269841264534, 2.7557319218930736e-06,
-    -2.5052106092079693e-08, 1.6058509605642e-10,  -7.585413158756367e-13};
-inline constexpr double kCosC[] = {
-    0.041666666666666664, -0.0013888888888888887, 2.480158730158435e-05, -2.7557319221175745e-07,
-    2.08767557130385e-09, -1.147044864854107e-11, 4.745158038365112e-14};
+// sin, cos and tan are accurate for |x| below this; above it they stay in range.
+inline constexpr double kTrigLimit = Prec64::trig_limit;
+inline constexpr const auto& kSinS = Prec64::sin_s;
+inline constexpr const auto& kCosC = Prec64::cos_c;
 // (atan u - u) / u^3 in z = u^2 on [0, 0.1717] (|u| <= tan(pi/8)), degree 10, rel. err 1.4e-16.
 inline constexpr double kAtanA[] = {
     -0.3333333333333333,  0.1999999999999549,  -0.1428571428466014,  0.11111111014741562,
@@ -44,57 +38,24 @@ inline constexpr double kAsinP[] = {
     0.028757851367421566};
 
 // x = n pi/2 + (r + rlo), |r| <= pi/4 (+ rounding), q = n mod 4. Finite x only.
-template <class T>
-struct Reduced {
-  T q, r, rlo;
-};
+using libm_core::Reduced;
 template <class T>
 Reduced<T> reduce_pio2(T x) {
-  // n = round(x 2/pi) exactly: 2/pi in two parts, the rounding of the head corrected.
-  const T t = x * T(kTwoOverPiHi);
-  const T tl = fma(x, T(kTwoOverPiHi), -t) + x * T(kTwoOverPiLo);
-  const T n0 = rint(t);
-  const T n = n0 + rint((t - n0) + tl);
-  // Cody-Waite with fma: the first step is exact, the second kept as a two-sum.
-  const T r1 = fma(-n, T(kPio2_1), x);
-  const T p = n * T(kPio2_2);
-  const T pe = fma(n, T(kPio2_2), -p);
-  const T r2 = r1 - p;
-  const T bb = r2 - r1;
-  const T e = (r1 - (r2 - bb)) - (p + bb);
-  const T lo = fma(-n, T(kPio2_3), e - pe);
-  T r = r2 + lo;
-  T rlo = (r2 - r) + lo;
-  // Past the limit, keep r in range so results stay sane.
-  const auto big = fabs(x) > T(kTrigLimit);
-  r = select(big, select(r > T(kPio4Hi), T(kPio4Hi), select(r < T(-kPio4Hi), T(-kPio4Hi), r)), r);
-  rlo = select(big, T(0), rlo);
-  return {n - T(4) * floor(n * T(0.25)), r, rlo};
+  return libm_core::reduce_pio2<Prec64>(x);
 }
-
 // sin(r + rlo) and cos(r + rlo) for |r| <= pi/4, rlo tiny next to r, each as hi + lo.
 template <class T>
 TwoPart<T> sin_reduced(T r, T rlo) {
-  const T z = r * r;
-  const T q = fma(r * z, poly(z, kSinS), rlo * fma(T(-0.5), z, T(1)));
-  const T hi = r + q;
-  return {hi, (r - hi) + q};
+  return libm_core::sin_reduced<Prec64>(r, rlo);
 }
 template <class T>
 TwoPart<T> cos_reduced(T r, T rlo) {
-  const T z = r * r;
-  const T zl = fma(r, r, -z);
-  const T hz = T(0.5) * z;
-  const T w = T(1) - hz;
-  const T tail = (((T(1) - w) - hz) - T(0.5) * zl) + fma(z * z, poly(z, kCosC), -(r * rlo));
-  const T hi = w + tail;
-  return {hi, (w - hi) + tail};
+  return libm_core::cos_reduced<Prec64>(r, rlo);
 }
 // (a.hi + a.lo) / (b.hi + b.lo) with one correction step.
 template <class T>
 T div2(TwoPart<T> a, TwoPart<T> b) {
-  const T q = a.hi / b.hi;
-  return q + (fma(-q, b.hi, a.hi) + fma(-q, b.lo, a.lo)) / b.hi;
+  return libm_core::div2(a, b);
 }
 
 // atan(num/den) for 0 <= num <= den as k pi/4 + (p + q): k in {0, 1}, p + q = atan(u) with
@@ -135,40 +96,20 @@ T angle(T k, T sg, const AtanParts<T>& at) {  // k pi/4 + sg (p + q), k a small 
 // and cos on |r| <= pi/4. About 1 ulp for |x| < 2^52.
 template <class T>
 T sin(T x) {
-  using namespace detail;
-  const auto bad = !(fabs(x) < T(kInf));
-  const auto d = reduce_pio2(select(bad, T(0), x));
-  const auto s = sin_reduced(d.r, d.rlo), c = cos_reduced(d.r, d.rlo);
-  const auto odd = (d.q == T(1)) | (d.q == T(3));
-  T res = select(odd, c.hi, s.hi);
-  res = select(d.q >= T(2), -res, res);
-  return select(bad, T(kNaN), select(x == T(0), x, res));
+  return libm_core::sin<libm_core::Prec64>(x);
 }
 
 // cos x: as sin. About 1 ulp for |x| < 2^52.
 template <class T>
 T cos(T x) {
-  using namespace detail;
-  const auto bad = !(fabs(x) < T(kInf));
-  const auto d = reduce_pio2(select(bad, T(0), x));
-  const auto s = sin_reduced(d.r, d.rlo), c = cos_reduced(d.r, d.rlo);
-  const auto odd = (d.q == T(1)) | (d.q == T(3));
-  T res = select(odd, s.hi, c.hi);
-  res = select((d.q == T(1)) | (d.q == T(2)), -res, res);
-  return select(bad, T(kNaN), res);
+  return libm_core::cos<libm_core::Prec64>(x);
 }
 
 // tan x = sin r / cos r, or -cos r / sin r in odd quadrants, both carried in two parts.
 // About 1 ulp for |x| < 2^52.
 template <class T>
 T tan(T x) {
-  using namespace detail;
-  const auto bad = !(fabs(x) < T(kInf));
-  const auto d = reduce_pio2(select(bad, T(0), x));
-  const auto s = sin_reduced(d.r, d.rlo), c = cos_reduced(d.r, d.rlo);
-  const auto odd = (d.q == T(1)) | (d.q == T(3));
-  const T res = select(odd, -div2(c, s), div2(s, c));
-  return select(bad, T(kNaN), select(x == T(0), x, res));
+  return libm_core::tan<libm_core::Prec64>(x);
 }
 
 // asin x: |x| <= 1/2: x + x^3 P(x^2), P of degree 12. Else pi/2 - 2 asin(s), s = sqrt((1-|x|)/2),

@@ -3,7 +3,8 @@
 // explicitly, e.g. numr::math::libm32::exp(x); the same text instantiated with float is
 // tested against std:: in tests/test_f32_libm.cpp. It is math/device_libm.h sized for
 // float: single-precision constants, polynomials and Cody-Waite splits, so the templates are
-// correct when T computes in f32.
+// correct when T computes in f32. The algorithms both libraries share are written once in
+// math/libm_core/ and taken here with the single-precision traits (Prec32).
 //
 // The templates use only these operations of T (and of its mask type M):
 //   T: + - * / (binary), unary -, T(float constant), comparisons < <= > >= == != giving M;
