@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Fits the polynomials of the erf family in src/math/libm/erf.h (double) and
-src/math/libm32/erf.h (float) with mpmath's Chebyshev interpolation and prints them as C++
+"""Fits the polynomials of the erf family (src/math/libm_core/precision.h: Prec64 for double,
+Prec32 for float; erfinv's in src/math/libm/erf.h and src/math/libm32/erf.h) with mpmath's
+Chebyshev interpolation and prints them as C++
 arrays, lowest degree first, with the measured maximum error after rounding the
 coefficients. Each polynomial is in s = (v - c) / h on [-1, 1]; c and
 1 / h are exact binary fractions where the float code computes s."""
