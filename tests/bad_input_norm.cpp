@@ -120,19 +120,29 @@ std::vector<Case> norm_cases() {
       {"rms_norm_1d_ok", [] { rms_norm(f32({5}), f32({5}), 0.0); }, NUMR_OK},
       // The fused adds: the residual is checked like x.
       {"fused_add_rms_norm_residual_shape",
-       [] { fused_add_rms_norm(f32({2, 3}), f32({3}), f32({3})); },
+       [] {
+         fused_add_rms_norm(f32({2, 3}), f32({3}), f32({3}));
+       },
        NUMR_THROWS(ShapeMismatch, "fused_add_rms_norm")},
       {"fused_add_rms_norm_residual_dtype",
-       [] { fused_add_rms_norm(f32({2, 3}), t_of(D::F64, {2, 3}), f32({3})); },
+       [] {
+         fused_add_rms_norm(f32({2, 3}), t_of(D::F64, {2, 3}), f32({3}));
+       },
        NUMR_THROWS(DTypeMismatch, "fused_add_rms_norm")},
       {"fused_add_rms_norm_residual_undefined",
-       [u] { fused_add_rms_norm(f32({2, 3}), u, f32({3})); },
+       [u] {
+         fused_add_rms_norm(f32({2, 3}), u, f32({3}));
+       },
        NUMR_THROWS(InvalidArgument, "fused_add_rms_norm")},
       {"fused_add_layer_norm_weight_shape",
-       [] { fused_add_layer_norm(f32({2, 3}), f32({2, 3}), f32({2}), f32({3})); },
+       [] {
+         fused_add_layer_norm(f32({2, 3}), f32({2, 3}), f32({2}), f32({3}));
+       },
        NUMR_THROWS(ShapeMismatch, "fused_add_layer_norm")},
       {"fused_add_layer_norm_eps_nan",
-       [] { fused_add_layer_norm(f32({2, 3}), f32({2, 3}), f32({3}), f32({3}), kNaN); },
+       [] {
+         fused_add_layer_norm(f32({2, 3}), f32({2, 3}), f32({3}), f32({3}), kNaN);
+       },
        NUMR_THROWS(InvalidArgument, "fused_add_layer_norm")},
       {"fused_add_layer_norm_var_residual_shape",
        [] {
@@ -141,37 +151,72 @@ std::vector<Case> norm_cases() {
        },
        NUMR_THROWS(ShapeMismatch, "fused_add_layer_norm")},
       {"fused_add_rms_norm_i64",
-       [] { fused_add_rms_norm(t_of(D::I64, {2, 3}), t_of(D::I64, {2, 3}), t_of(D::I64, {3})); },
+       [] {
+         fused_add_rms_norm(t_of(D::I64, {2, 3}), t_of(D::I64, {2, 3}), t_of(D::I64, {3}));
+       },
        NUMR_THROWS(UnsupportedDType, "fused_add_rms_norm")},
       // group_norm.
       {"group_norm_1d", [] { group_norm(f32({4}), 2, f32({4}), f32({4})); },
        NUMR_THROWS(InvalidDimension, "group_norm")},
-      {"group_norm_groups_not_dividing", [] { group_norm(f32({2, 6, 3}), 4, f32({6}), f32({6})); },
+      {"group_norm_groups_not_dividing",
+       [] {
+         group_norm(f32({2, 6, 3}), 4, f32({6}), f32({6}));
+       },
        NUMR_THROWS(InvalidArgument, "group_norm")},
-      {"group_norm_groups_zero", [] { group_norm(f32({2, 6, 3}), 0, f32({6}), f32({6})); },
+      {"group_norm_groups_zero",
+       [] {
+         group_norm(f32({2, 6, 3}), 0, f32({6}), f32({6}));
+       },
        NUMR_THROWS(InvalidArgument, "group_norm")},
-      {"group_norm_groups_negative", [] { group_norm(f32({2, 6, 3}), -2, f32({6}), f32({6})); },
+      {"group_norm_groups_negative",
+       [] {
+         group_norm(f32({2, 6, 3}), -2, f32({6}), f32({6}));
+       },
        NUMR_THROWS(InvalidArgument, "group_norm")},
-      {"group_norm_weight_shape", [] { group_norm(f32({2, 6, 3}), 3, f32({3}), f32({6})); },
+      {"group_norm_weight_shape",
+       [] {
+         group_norm(f32({2, 6, 3}), 3, f32({3}), f32({6}));
+       },
        NUMR_THROWS(ShapeMismatch, "group_norm")},
-      {"group_norm_bias_shape", [] { group_norm(f32({2, 6, 3}), 3, f32({6}), f32({6, 1})); },
+      {"group_norm_bias_shape",
+       [] {
+         group_norm(f32({2, 6, 3}), 3, f32({6}), f32({6, 1}));
+       },
        NUMR_THROWS(ShapeMismatch, "group_norm")},
       {"group_norm_weight_dtype",
-       [] { group_norm(f32({2, 6, 3}), 3, t_of(D::F64, {6}), f32({6})); },
+       [] {
+         group_norm(f32({2, 6, 3}), 3, t_of(D::F64, {6}), f32({6}));
+       },
        NUMR_THROWS(DTypeMismatch, "group_norm")},
-      {"group_norm_eps_inf", [] { group_norm(f32({2, 6, 3}), 3, f32({6}), f32({6}), kInf); },
+      {"group_norm_eps_inf",
+       [] {
+         group_norm(f32({2, 6, 3}), 3, f32({6}), f32({6}), kInf);
+       },
        NUMR_THROWS(InvalidArgument, "group_norm")},
-      {"group_norm_bias_undefined", [u] { group_norm(f32({2, 6, 3}), 3, f32({6}), u); },
+      {"group_norm_bias_undefined",
+       [u] {
+         group_norm(f32({2, 6, 3}), 3, f32({6}), u);
+       },
        NUMR_THROWS(InvalidArgument, "group_norm")},
       {"group_norm_u8",
-       [] { group_norm(t_of(D::U8, {2, 6}), 3, t_of(D::U8, {6}), t_of(D::U8, {6})); },
+       [] {
+         group_norm(t_of(D::U8, {2, 6}), 3, t_of(D::U8, {6}), t_of(D::U8, {6}));
+       },
        NUMR_THROWS(UnsupportedDType, "group_norm")},
       {"group_norm_var_groups",
-       [] { group_norm(Var(f32({2, 6}), true), 5, Var(f32({6})), Var(f32({6}))); },
+       [] {
+         group_norm(Var(f32({2, 6}), true), 5, Var(f32({6})), Var(f32({6})));
+       },
        NUMR_THROWS(InvalidArgument, "group_norm")},
-      {"group_norm_empty_batch_ok", [] { group_norm(f32({0, 6, 3}), 3, f32({6}), f32({6})); },
+      {"group_norm_empty_batch_ok",
+       [] {
+         group_norm(f32({0, 6, 3}), 3, f32({6}), f32({6}));
+       },
        NUMR_OK},
-      {"group_norm_no_positions_ok", [] { group_norm(f32({2, 6, 0}), 2, f32({6}), f32({6})); },
+      {"group_norm_no_positions_ok",
+       [] {
+         group_norm(f32({2, 6, 0}), 2, f32({6}), f32({6}));
+       },
        NUMR_OK},
   };
 }

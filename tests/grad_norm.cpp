@@ -63,20 +63,18 @@ TEST(GradNorm, FusedAddNorms) {
     const int64_t d = s.back();
     const Tensor x = input(s, seed++), r = input(s, seed++), w = input({d}, seed++),
                  b = input({d}, seed++), c = input(s, seed++);
-    check_gradients(
-        OpId::fused_add_rms_norm, shape_str(s),
-        [c](const std::vector<Var>& v) {
-          const AddNormVar a = fused_add_rms_norm(v[0], v[1], v[2], 0.1);
-          return a.out + a.residual * Var(c);
-        },
-        {x, r, w});
-    check_gradients(
-        OpId::fused_add_layer_norm, shape_str(s),
-        [c](const std::vector<Var>& v) {
-          const AddNormVar a = fused_add_layer_norm(v[0], v[1], v[2], v[3], 0.1);
-          return a.out + a.residual * Var(c);
-        },
-        {x, r, w, b});
+    check_gradients(OpId::fused_add_rms_norm, shape_str(s),
+                    [c](const std::vector<Var>& v) {
+                      const AddNormVar a = fused_add_rms_norm(v[0], v[1], v[2], 0.1);
+                      return a.out + a.residual * Var(c);
+                    },
+                    {x, r, w});
+    check_gradients(OpId::fused_add_layer_norm, shape_str(s),
+                    [c](const std::vector<Var>& v) {
+                      const AddNormVar a = fused_add_layer_norm(v[0], v[1], v[2], v[3], 0.1);
+                      return a.out + a.residual * Var(c);
+                    },
+                    {x, r, w, b});
   }
 }
 
@@ -86,16 +84,14 @@ TEST(GradNorm, GroupNorm) {
            {{2, 4}, 2}, {{2, 6, 3}, 3}, {{1, 4, 2, 3}, 2}, {{2, 3, 4}, 1}}) {
     const Tensor x = input(s, seed++), w = input({s[1]}, seed++), b = input({s[1]}, seed++);
     const int64_t g = groups;
-    check_gradients(
-        OpId::group_norm, shape_str(s) + " groups " + std::to_string(g),
-        [g](const std::vector<Var>& v) { return group_norm(v[0], g, v[1], v[2], 0.1); },
-        {x, w, b});
+    check_gradients(OpId::group_norm, shape_str(s) + " groups " + std::to_string(g),
+                    [g](const std::vector<Var>& v) { return group_norm(v[0], g, v[1], v[2], 0.1); },
+                    {x, w, b});
   }
-  const Tensor xt = input({3, 4}, 99, Layout::Transposed), w = input({4}, 100),
-               b = input({4}, 101);
-  check_gradients(
-      OpId::group_norm, "transposed view",
-      [](const std::vector<Var>& v) { return group_norm(v[0], 2, v[1], v[2], 0.1); }, {xt, w, b});
+  const Tensor xt = input({3, 4}, 99, Layout::Transposed), w = input({4}, 100), b = input({4}, 101);
+  check_gradients(OpId::group_norm, "transposed view",
+                  [](const std::vector<Var>& v) { return group_norm(v[0], 2, v[1], v[2], 0.1); },
+                  {xt, w, b});
 }
 TEST(GradNorm, LayerNorm) { check_norm(OpId::layer_norm); }
 

@@ -199,8 +199,8 @@ void run_add_norm(OpId op) {
         const Tensor r = make_input(s, t, dev, InputSpec{}, ++seed);
         const Tensor w = make_input({d}, t, dev, InputSpec{}, ++seed);
         const Tensor b = make_input({d}, t, dev, InputSpec{}, ++seed);
-        const AddNorm got = centred ? fused_add_layer_norm(x, r, w, b, 1e-5)
-                                    : fused_add_rms_norm(x, r, w, 1e-5);
+        const AddNorm got =
+            centred ? fused_add_layer_norm(x, r, w, b, 1e-5) : fused_add_rms_norm(x, r, w, 1e-5);
         const RefTensor xr = to_ref(x), rr = to_ref(r);
         const RefTensor sum = reference::elementwise(OpId::add, {&xr, &rr});
         std::string m = compare(got.residual, sum, tolerance_for(t));
@@ -222,32 +222,30 @@ TEST(ParityNorm, GroupNorm) {
     Shape shape;
     int64_t groups;
   };
-  const std::vector<Case> cases = {{{2, 4}, 2},       {{3, 6, 5}, 3},    {{2, 8, 4, 4}, 4},
-                                   {{1, 5, 7}, 1},    {{2, 6, 3}, 6},    {{0, 4, 3}, 2},
-                                   {{2, 4, 0}, 2},    {{4, 32, 9, 9}, 8}, {{1, 64, 1030}, 16}};
-  for_each_case(OpId::group_norm, dtypes_of(OpId::group_norm),
-                [&](DType t, Device dev) -> std::string {
-                  uint64_t seed = 4000;
-                  for (const Case& c : cases)
-                    for (Layout layout : kLayouts) {
-                      const Tensor x = make_input(c.shape, t, dev, InputSpec{.layout = layout}, ++seed);
-                      const int64_t ch = c.shape[1];
-                      const Tensor w = make_input({ch}, t, dev, InputSpec{}, ++seed);
-                      const Tensor b = make_input({ch}, t, dev, InputSpec{}, ++seed);
-                      const Tensor got = group_norm(x, c.groups, w, b, 1e-5);
-                      const RefTensor want =
-                          reference::group_norm(to_ref(x), c.groups, to_ref(w), to_ref(b), 1e-5);
-                      if (got.shape() != x.shape()) return "shape " + shape_str(got.shape());
-                      const int64_t per =
-                          c.shape[0] > 0 ? x.numel() / c.shape[0] / c.groups : 0;
-                      const std::string m = compare(got, want, accumulation_tolerance(t, per));
-                      if (!m.empty())
-                        return "shape " + shape_str(c.shape) + " groups " +
-                               std::to_string(c.groups) + " layout " +
-                               std::to_string(int(layout)) + ": " + m;
-                    }
-                  return "";
-                });
+  const std::vector<Case> cases = {{{2, 4}, 2},    {{3, 6, 5}, 3},     {{2, 8, 4, 4}, 4},
+                                   {{1, 5, 7}, 1}, {{2, 6, 3}, 6},     {{0, 4, 3}, 2},
+                                   {{2, 4, 0}, 2}, {{4, 32, 9, 9}, 8}, {{1, 64, 1030}, 16}};
+  for_each_case(
+      OpId::group_norm, dtypes_of(OpId::group_norm), [&](DType t, Device dev) -> std::string {
+        uint64_t seed = 4000;
+        for (const Case& c : cases)
+          for (Layout layout : kLayouts) {
+            const Tensor x = make_input(c.shape, t, dev, InputSpec{.layout = layout}, ++seed);
+            const int64_t ch = c.shape[1];
+            const Tensor w = make_input({ch}, t, dev, InputSpec{}, ++seed);
+            const Tensor b = make_input({ch}, t, dev, InputSpec{}, ++seed);
+            const Tensor got = group_norm(x, c.groups, w, b, 1e-5);
+            const RefTensor want =
+                reference::group_norm(to_ref(x), c.groups, to_ref(w), to_ref(b), 1e-5);
+            if (got.shape() != x.shape()) return "shape " + shape_str(got.shape());
+            const int64_t per = c.shape[0] > 0 ? x.numel() / c.shape[0] / c.groups : 0;
+            const std::string m = compare(got, want, accumulation_tolerance(t, per));
+            if (!m.empty())
+              return "shape " + shape_str(c.shape) + " groups " + std::to_string(c.groups) +
+                     " layout " + std::to_string(int(layout)) + ": " + m;
+          }
+        return "";
+      });
 }
 
 }  // namespace

@@ -261,8 +261,8 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const T
   ops::check_group_norm(x, groups, weight, bias, eps);
   ops::composition_only(OpId::group_norm, x);
   const DType t = x.dtype(), wide = compute_dtype(t);
-  return compose::group_norm_parts<Tensor>(x.cast(wide), groups, weight.cast(wide),
-                                           bias.cast(wide), eps)
+  return compose::group_norm_parts<Tensor>(x.cast(wide), groups, weight.cast(wide), bias.cast(wide),
+                                           eps)
       .cast(t);
 }
 

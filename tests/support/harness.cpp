@@ -311,7 +311,8 @@ bool coverage_enforced() {
 namespace {
 
 // Prints the op x dtype x backend matrix after all tests and, on a run that must cover
-// the table (coverage_enforced), fails if an op of the table has no parity result on the CPU for a dtype it accepts.
+// the table (coverage_enforced), fails if an op of the table has no parity result on the CPU for a
+// dtype it accepts.
 class CoverageReport : public ::testing::Environment {
  public:
   void TearDown() override {
@@ -333,7 +334,8 @@ class CoverageReport : public ::testing::Environment {
             if (!op_accepts(info.id, t)) continue;
             ++accepted;
             auto it = coverage().find(CoverageKey{info.id, t, be, composed});
-            if (it == coverage().end() && !composed && info.composed && !has_kernel(be, info.id, t)) {
+            if (it == coverage().end() && !composed && info.composed &&
+                !has_kernel(be, info.id, t)) {
               ++no_kernel;
               continue;
             }

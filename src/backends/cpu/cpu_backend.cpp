@@ -18,8 +18,9 @@ namespace cpu {
 const KernelTable& kernels() {
   static const KernelTable* table = [] {
     __builtin_cpu_init();
-    const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    const bool has_avx512 =
+        __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                           __builtin_cpu_supports("bmi2");
     const bool has_sse4 = __builtin_cpu_supports("sse4.2");
@@ -39,11 +40,21 @@ namespace {
 
 // The composed ops with CPU kernels (has_listed_kernel).
 constexpr OpId kKernels[] = {
-    OpId::mean,   OpId::var,         OpId::std,        OpId::logsumexp,
-    OpId::cumsum, OpId::cumprod,     OpId::softmax,    OpId::log_softmax,
-    OpId::matmul, OpId::matmul_bias_activation, OpId::matmul_bias_residual,
-    OpId::matmul_bias_activation_bwd, OpId::bias_activation_bwd,
-    OpId::rms_norm, OpId::layer_norm,
+    OpId::mean,
+    OpId::var,
+    OpId::std,
+    OpId::logsumexp,
+    OpId::cumsum,
+    OpId::cumprod,
+    OpId::softmax,
+    OpId::log_softmax,
+    OpId::matmul,
+    OpId::matmul_bias_activation,
+    OpId::matmul_bias_residual,
+    OpId::matmul_bias_activation_bwd,
+    OpId::bias_activation_bwd,
+    OpId::rms_norm,
+    OpId::layer_norm,
 };
 
 class CpuBackend final : public Backend {

@@ -15,11 +15,21 @@ namespace {
 
 // The composed ops with CUDA kernels.
 constexpr OpId kKernels[] = {
-    OpId::mean,   OpId::var,         OpId::std,        OpId::logsumexp,
-    OpId::cumsum, OpId::cumprod,     OpId::softmax,    OpId::log_softmax,
-    OpId::matmul, OpId::matmul_bias_activation, OpId::matmul_bias_residual,
-    OpId::matmul_bias_activation_bwd, OpId::bias_activation_bwd,
-    OpId::rms_norm, OpId::layer_norm,
+    OpId::mean,
+    OpId::var,
+    OpId::std,
+    OpId::logsumexp,
+    OpId::cumsum,
+    OpId::cumprod,
+    OpId::softmax,
+    OpId::log_softmax,
+    OpId::matmul,
+    OpId::matmul_bias_activation,
+    OpId::matmul_bias_residual,
+    OpId::matmul_bias_activation_bwd,
+    OpId::bias_activation_bwd,
+    OpId::rms_norm,
+    OpId::layer_norm,
 };
 
 }  // namespace
