@@ -152,4 +152,25 @@ void expect_error(const std::string& op, const std::function<void()>& f,
   }
 }
 
+// Every truncation of a valid file's bytes gives an IoError from op, and every single
+// corrupted byte either an error naming op or a clean load; load reads the file at path.
+inline void expect_truncations_and_flips(const std::vector<uint8_t>& bytes, const std::string& path,
+                                         const std::string& op, const std::function<void()>& load) {
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    SCOPED_TRACE(n);
+    write_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + int64_t(n)));
+    expect_error<IoError>(op, load);
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<uint8_t> f = bytes;
+    f[i] ^= 0x5A;
+    write_bytes(path, f);
+    try {
+      load();
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("[" + op + "] ", 0), 0u) << e.what();
+    }
+  }
+}
+
 }  // namespace numr::io_test

@@ -451,22 +451,7 @@ TEST(IoSafetensors, EveryTruncationIsAnIoError) {
   ASSERT_GT(bytes.size(), 60u);
   ASSERT_EQ(load_safetensors(good).size(), 3u);
   const std::string cut = dir.file("cut.safetensors");
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    SCOPED_TRACE(n);
-    write_bytes(cut, std::vector<uint8_t>(bytes.begin(), bytes.begin() + int64_t(n)));
-    expect_error<IoError>(kLoad, [&] { load_safetensors(cut); });
-  }
-  // Also every single corrupted byte of the length and header: an error or a clean load.
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    std::vector<uint8_t> f = bytes;
-    f[i] ^= 0x5A;
-    write_bytes(cut, f);
-    try {
-      load_safetensors(cut);
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("[load_safetensors] ", 0), 0u) << e.what();
-    }
-  }
+  expect_truncations_and_flips(bytes, cut, kLoad, [&] { load_safetensors(cut); });
 }
 
 }  // namespace
