@@ -1,6 +1,7 @@
 // numr: tensors over CPU and CUDA with one API (WebGPU planned).
 #pragma once
 
+#include "numr/attention.h"
 #include "numr/autograd.h"
 #include "numr/device.h"
 #include "numr/dtype.h"

@@ -126,4 +126,10 @@ void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst) {
   }
 }
 
+void composition_only(OpId op, const Tensor& x) {
+  if (use_kernel(backend_for(x.device()), op, x.dtype()))
+    fail<BackendError>(op_name(op), "the ", backend_for(x.device()).name(),
+                       " backend lists a kernel for it, but no backend family calls one");
+}
+
 }  // namespace numr::ops

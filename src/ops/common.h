@@ -43,4 +43,8 @@ int merged_rank(const Shape& shape, std::initializer_list<const Strides*> stride
 // unmergeable dims than the backends walk, so any view can be copied.
 void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst);
 
+// For an op that runs only as its composition (no backend family has a kernel call for it
+// yet): counts the composition, and refuses a backend whose supports() claims a kernel.
+void composition_only(OpId op, const Tensor& x);
+
 }  // namespace numr::ops

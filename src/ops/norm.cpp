@@ -83,12 +83,6 @@ void check_group_norm(const Tensor& x, int64_t groups, const Tensor& weight, con
     fail<InvalidArgument>(name, "eps must be finite and >= 0, got ", eps);
 }
 
-void composition_only(OpId op, const Tensor& x) {
-  if (use_kernel(backend_for(x.device()), op, x.dtype()))
-    fail<BackendError>(op_name(op), "the ", backend_for(x.device()).name(),
-                       " backend lists a kernel for it, but no backend family calls one");
-}
-
 }  // namespace ops
 
 namespace {

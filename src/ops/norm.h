@@ -6,6 +6,7 @@
 
 #include "numr/op_info.h"
 #include "numr/tensor.h"
+#include "ops/common.h"
 
 namespace numr::ops {
 
@@ -23,9 +24,5 @@ double check_add_norm(OpId op, const Tensor& x, const Tensor& residual, const Te
 // weight and bias [C] of x's dtype and device, and eps (finite, >= 0).
 void check_group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias,
                       double eps);
-
-// For an op that runs only as its composition (no backend family has a kernel call for it
-// yet): counts the composition, and refuses a backend whose supports() claims a kernel.
-void composition_only(OpId op, const Tensor& x);
 
 }  // namespace numr::ops

@@ -46,19 +46,24 @@ RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTenso
                           RefTensor* pre = nullptr);
 // grad_pre = grad * act'(x) (x the pre-activation when saved_is_pre, else act' from the
 // output), a non-finite derivative counting as 0; d_bias [N] = Σ over all leading dims.
-void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
-                  bool saved_is_pre, RefTensor& grad_pre, RefTensor& d_bias);
+void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act, bool saved_is_pre,
+                  RefTensor& grad_pre, RefTensor& d_bias);
 
 // rms_norm (bias null, centred false) and layer_norm over the last dim; weight, bias [D].
-RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor* bias,
-                   double eps, bool centred);
+RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor* bias, double eps,
+                   bool centred);
 // Their backward from grad and x (statistics recomputed from x): d_x, and d_weight and
 // d_bias [D] summed over the rows.
 // group_norm of x [N, C, *] with weight, bias [C].
 RefTensor group_norm(const RefTensor& x, int64_t groups, const RefTensor& weight,
                      const RefTensor& bias, double eps);
-void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& weight,
-                  double eps, bool centred, RefTensor& d_x, RefTensor& d_weight,
-                  RefTensor& d_bias);
+void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& weight, double eps,
+                  bool centred, RefTensor& d_x, RefTensor& d_weight, RefTensor& d_bias);
+
+// scaled_dot_product_attention with q [.., Lq, E], k [.., Lk, E], v [.., Lk, Ev] of equal
+// leading dims; mask (may be null) of the full shape [.., Lq, Lk]: keep where nonzero when
+// mask_is_bool, else added to the scores. A query with every key masked out gives zeros.
+RefTensor attention(const RefTensor& q, const RefTensor& k, const RefTensor& v,
+                    const RefTensor* mask, bool mask_is_bool, bool causal, double scale);
 
 }  // namespace numr::reference
