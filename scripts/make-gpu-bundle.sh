@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs numr's test program (and the GPU benchmark, the sm_90 GEMM probe and the demo once
+# Packs numr's test program (and the GPU benchmark, the sm_90 GEMM probe and the examples once
 # built), the library and every shared library they load beyond glibc into one compressed
 # archive, so they run on a GPU machine that has a driver but none of the build dependencies.
 #   scripts/make-gpu-bundle.sh [build-dir] [archive]   (defaults: build/release, .gpu/bundle.tar.xz)
@@ -14,7 +14,8 @@ cmake --build "$build"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for program in tests/numr_tests bench/numr_gpu_bench bench/numr_sm90_gemm_probe examples/numr_demo; do
+for program in tests/numr_tests bench/numr_gpu_bench bench/numr_sm90_gemm_probe examples/numr_demo \
+  examples/numr_transformer; do
   [[ -x "$build/$program" ]] && cp "$build/$program" "$stage/bin/"
 done
 # Everything the programs resolve, except glibc's own libraries (the target has its own).
@@ -26,6 +27,9 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$stage/lib/" ;;
   esac
 done
+# The transformer example's text (numr_transformer --text-dir share/common-licenses).
+mkdir -p "$stage/share"
+cp -rL /usr/share/common-licenses "$stage/share/"
 mkdir -p "$(dirname "$archive")"
-tar -C "$stage" -cJf "$archive" bin lib
+tar -C "$stage" -cJf "$archive" bin lib share
 ls -l "$archive"
