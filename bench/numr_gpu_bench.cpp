@@ -146,6 +146,20 @@ void run(const Options& o, Device dev) {
         (void)layer_norm_bwd(gn, s, nw, f.mean, f.rstd);
       });
     }
+    // Causal attention over [8, 16, 1024, 64]; fwd_bwd takes the gradients of q, k and v
+    // for the output gradient ga (through sum(out * ga), as torch_peer.py's grad call).
+    {
+      Tensor q = randn({8, 16, 1024, 64}, dt, dev, gen),
+             kk = randn({8, 16, 1024, 64}, dt, dev, gen);
+      Tensor v = randn({8, 16, 1024, 64}, dt, dev, gen),
+             ga = randn({8, 16, 1024, 64}, dt, dev, gen);
+      report(o, dev, "sdpa_causal_" + t + "_8x16x1024x64",
+             [&] { (void)scaled_dot_product_attention(q, kk, v, Tensor(), true); });
+      report(o, dev, "sdpa_causal_fwd_bwd_" + t + "_8x16x1024x64", [&] {
+        const Var qv(q, true), kv(kk, true), vv(v, true);
+        (void)backward(sum(scaled_dot_product_attention(qv, kv, vv, Tensor(), true) * ga));
+      });
+    }
     Tensor sq = s.view({8192, 8192});
     report(o, dev, "cumsum_" + t + "_8192x8192", [&] { (void)cumsum(sq, -1); });
     // A transposed view made contiguous: reads along one dim, writes along the other.

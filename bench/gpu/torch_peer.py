@@ -99,6 +99,17 @@ def cases():
 
         yield f"rms_norm_fwd_bwd_{tag}_65536x1024", rms_fwd_bwd
         yield f"layer_norm_fwd_bwd_{tag}_65536x1024", ln_fwd_bwd
+        q, kk, v, ga = (rnd(8, 16, 1024, 64, dtype=dt) for _ in range(4))
+        yield (f"sdpa_causal_{tag}_8x16x1024x64",
+               lambda q=q, kk=kk, v=v: F.scaled_dot_product_attention(q, kk, v, is_causal=True))
+        qg, kg, vg = (t.clone().requires_grad_() for t in (q, kk, v))
+
+        def sdpa_fwd_bwd(qg=qg, kg=kg, vg=vg, ga=ga):
+            o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=True)
+            torch.autograd.grad(o, (qg, kg, vg), ga)
+
+        yield f"sdpa_causal_fwd_bwd_{tag}_8x16x1024x64", sdpa_fwd_bwd
+        del q, kk, v, ga, qg, kg, vg
         yield (f"contiguous_t_{tag}_16384x4096",
                lambda s=s: s.view(16384, 4096).t().contiguous())
         if dt == torch.float32:
