@@ -1,8 +1,10 @@
-// numr's side of the GPU benchmark: the cases of bench/gpu/torch_peer.py, on cuda:0.
+// numr's side of the GPU benchmark: the cases of bench/gpu/torch_peer.py, on cuda:0 (or,
+// with --device cpu, on the CPU beside PyTorch's CPU ops).
 // Prints one JSON object per line, {"case": name, "ms": median milliseconds}; the
 // script bench/gpu/run.sh runs both programs in one go and bench/gpu/report.py joins
 // them into the table of BENCHMARKS.md (ratios and fractions of the measured floors).
 //   numr_gpu_bench [--reps 20] [--rounds 7] [--gap-ms 0] [--only substring[,substring...]]
+//                  [--device cuda:0|cpu]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -213,6 +215,7 @@ void run(const Options& o, Device dev) {
 
 int main(int argc, char** argv) {
   Options o;
+  std::string device = "cuda:0";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc)
@@ -223,14 +226,17 @@ int main(int argc, char** argv) {
       o.only = argv[++i];
     else if (arg == "--gap-ms" && i + 1 < argc)
       o.gap_ms = std::atoi(argv[++i]);
+    else if (arg == "--device" && i + 1 < argc)
+      device = argv[++i];
     else {
       std::fprintf(stderr,
-                   "usage: numr_gpu_bench [--reps N] [--rounds N] [--gap-ms N] [--only a,b,...]\n");
+                   "usage: numr_gpu_bench [--reps N] [--rounds N] [--gap-ms N] [--only a,b,...] "
+                   "[--device cuda:0|cpu]\n");
       return 2;
     }
   }
   try {
-    run(o, Device::cuda(0));
+    run(o, parse_device(device));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "numr_gpu_bench: %s\n", e.what());
     return 1;

@@ -3,7 +3,7 @@
 # run, joined into a markdown table (BENCHMARKS.md, GPU section).
 #   bench/gpu/run.sh <numr_gpu_bench> [out-dir]
 # REPS, ROUNDS, GAP_MS (idle time before each round), ONLY (case substrings): default 20,
-# 7, 50 and every case.
+# 7, 50 and every case. DEVICE=cpu runs both on the CPU instead of the GPU.
 # NUMR_LIBS: a folder of shared libraries for numr_gpu_bench alone (a bundle's lib/ from
 # scripts/make-gpu-bundle.sh); PyTorch keeps the machine's own.
 set -euo pipefail
@@ -14,11 +14,14 @@ reps=${REPS:-20}
 rounds=${ROUNDS:-7}
 gap=${GAP_MS:-50}
 only=${ONLY:-}
+device=${DEVICE:-cuda}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" || true
 LD_LIBRARY_PATH="${NUMR_LIBS:+$NUMR_LIBS:}${LD_LIBRARY_PATH:-}" \
   "$bench" --reps "$reps" --rounds "$rounds" --gap-ms "$gap" ${only:+--only "$only"} \
+  --device "$([[ $device == cpu ]] && echo cpu || echo cuda:0)" \
   > "$out/numr.jsonl"
 python3 "$here/torch_peer.py" --reps "$reps" --rounds "$rounds" --gap-ms "$gap" \
+  --device "$device" \
   ${only:+--only "$only"} > "$out/torch.jsonl"
 python3 "$here/report.py" "$out/numr.jsonl" "$out/torch.jsonl" | tee "$out/report.md"

@@ -5,6 +5,8 @@ events around `reps` back-to-back calls, median of `rounds` rounds, after warm-u
 of a group (a GEMM and its epilogues) are timed interleaved, as numr_gpu_bench does: each
 round runs every case of the group in turn, starting one case further each round.
 Usage: python3 torch_peer.py [--reps 20] [--rounds 7] [--gap-ms 0] [--only a,b,...]
+                             [--device cuda|cpu]
+On the CPU the rounds are timed with the wall clock.
 """
 import argparse
 import json
@@ -15,7 +17,17 @@ import torch
 import torch.nn.functional as F
 
 
+DEVICE = "cuda"
+
+
 def round_ms(fn, reps, gap_ms=0):
+    if DEVICE == "cpu":
+        if gap_ms > 0:
+            time.sleep(gap_ms / 1000)
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        return (time.perf_counter() - start) * 1000 / reps
     torch.cuda.synchronize()
     if gap_ms > 0:
         time.sleep(gap_ms / 1000)
@@ -34,7 +46,8 @@ def timed_group(fns, reps, rounds, gap_ms=0):
     for fn in fns:
         for _ in range(3):
             fn()
-    torch.cuda.synchronize()
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
     times = [[] for _ in fns]
     for r in range(rounds):
         for q in range(len(fns)):
@@ -48,7 +61,7 @@ class Group(list):
 
 
 def cases():
-    dev = "cuda"
+    dev = DEVICE
     g = torch.Generator(device=dev).manual_seed(1)
     n = 64 << 20  # 64M elements
 
@@ -167,9 +180,13 @@ def main():
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--gap-ms", type=int, default=0, help="idle time before each round")
     p.add_argument("--only", default="", help="comma-separated substrings of case names")
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     args = p.parse_args()
-    print(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__}),
-          flush=True)
+    global DEVICE
+    DEVICE = args.device
+    name = torch.cuda.get_device_name() if DEVICE == "cuda" else \
+        f"cpu ({torch.get_num_threads()} threads)"
+    print(json.dumps({"device": name, "torch": torch.__version__}), flush=True)
     wanted = [w for w in args.only.split(",") if w]
     for item in cases():
         group = item if isinstance(item, Group) else [item]
@@ -180,7 +197,8 @@ def main():
         times = timed_group([fn for _, fn in group], args.reps, args.rounds, args.gap_ms)
         for (name, _), ms in zip(group, times):
             print(json.dumps({"case": name, "ms": ms}), flush=True)
-        torch.cuda.empty_cache()
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":
