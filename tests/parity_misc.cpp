@@ -431,6 +431,19 @@ TEST(MiscOps, EinsumContractsWithoutTheOuterProduct) {
   EXPECT_EQ(d.to_vector<double>()[0], 300.0 * 200.0);
 }
 
+// "..." dims left out of an explicit output are summed, as PyTorch does (NumPy rejects
+// the equation, so the oracle file cannot hold it): the same as summing them first.
+TEST(MiscOps, EinsumSumsEllipsisDimsMissingFromTheOutput) {
+  const Tensor x = einsum_operand(0, {2, 3, 4}, DType::F64, Device::cpu());
+  const Tensor y = einsum_operand(1, {4, 5}, DType::F64, Device::cpu());
+  const Tensor got = einsum("...ij,jk->ik", {x, y});
+  const Tensor want = einsum("ij,jk->ik", {sum(x, {0}), y});
+  EXPECT_EQ(test::compare(got, test::to_ref(want), test::gemm_tolerance(DType::F64, 8)), "");
+  const Tensor alone = einsum("i...->i", {x});
+  EXPECT_EQ(test::compare(alone, test::to_ref(sum(x, {1, 2})), test::tolerance_for(DType::F64)),
+            "");
+}
+
 // Each malformed equation is an InvalidArgument naming einsum and what is wrong.
 TEST(MiscOps, EinsumErrorsSayWhy) {
   const Tensor m = zeros({2, 3});
