@@ -98,6 +98,9 @@ TEST(GradMisc, Unfold) {
         [&](const Var& x) { return unfold(x, dim, size, step); }, input(shape, 18));
   }
   check1(
+      OpId::unfold, "[] dim 0 size 1", [](const Var& x) { return unfold(x, 0, 1, 1); },
+      input({}, 20));
+  check1(
       OpId::unfold, "transposed [4,3] dim 0 size 2 step 1",
       [](const Var& x) { return unfold(x, 0, 2, 1); }, input({4, 3}, 19, Layout::Transposed));
 }

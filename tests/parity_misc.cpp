@@ -304,6 +304,14 @@ TEST(ParityMisc, Unfold) {
         return "unfold of " + shape_str(x.shape()) + " dim " + std::to_string(dim) + " size " +
                std::to_string(size) + " step " + std::to_string(step) + ": " + msg;
     }
+    // A 0-d tensor gives [size], size at most 1, as in PyTorch.
+    const Tensor s = input({}, t, dev, Layout::Contiguous, 4);
+    for (int64_t size : {0, 1}) {
+      const std::string m0 =
+          exact(unfold(s, -1, size, 2),
+                build({size}, [&](const Index&) { return test::to_ref(s).v[0]; }));
+      if (!m0.empty()) return "unfold of a 0-d tensor, size " + std::to_string(size) + ": " + m0;
+    }
     // Windows of windows: the view of a view.
     const Tensor ww = unfold(unfold(v, 0, 4, 1), 0, 2, 2);
     const RefTensor vr = test::to_ref(v);

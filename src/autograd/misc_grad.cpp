@@ -104,6 +104,10 @@ Var dropout(const Var& x, double p, Generator& gen) {
 Var unfold(const Var& x, int64_t dim, int64_t size, int64_t step) {
   const OpScope scope("unfold");
   Tensor value = unfold(x.tensor(), dim, size, step);  // checks the arguments first
+  if (x.dim() == 0)                                    // [size] of the one element
+    return record("unfold", std::move(value), {x}, [](const Var& g, const Node& n) -> Grads {
+      return {g.numel() == 0 ? autograd::zeros_like(n.input(0)) : reshape(g, Shape{})};
+    });
   const int64_t d = wrap_dim("unfold", dim, x.dim());
   return record("unfold", std::move(value), {x},
                 [d, size, step](const Var& g, const Node& n) -> Grads {

@@ -230,6 +230,13 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
 // d's stride. Windows that overlap share elements, which check_writable rejects for writes.
 Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
   ops::check_defined("unfold", x);
+  if (x.dim() == 0) {  // as PyTorch: one element, windows of at most 1 -> [size]
+    wrap_dim("unfold", dim, 1);
+    if (size < 0 || size > 1)
+      fail<InvalidArgument>("unfold", "window size ", size, " outside [0, 1] of a 0-d tensor");
+    if (step <= 0) fail<InvalidArgument>("unfold", "step must be > 0, got ", step);
+    return make_view(x, {size}, {1}, x.offset());
+  }
   const int64_t d = wrap_dim("unfold", dim, x.dim());
   const int64_t n = x.shape()[size_t(d)];
   if (size < 0 || size > n)
