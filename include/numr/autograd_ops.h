@@ -4,6 +4,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace numr {
@@ -81,6 +82,15 @@ std::vector<Var> split(const Var& x, int64_t split_size, int64_t dim);
 std::vector<Var> chunk(const Var& x, int64_t chunks, int64_t dim);
 Var repeat(const Var& x, const std::vector<int64_t>& repeats);
 Var pad(const Var& x, const std::vector<int64_t>& pads, double value = 0.0);
+Var roll(const Var& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
+Var repeat_interleave(const Var& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+std::vector<Var> meshgrid(const std::vector<Var>& xs, std::string_view indexing = "ij");
+Var slice_assign(const Var& x, const Var& src, int64_t dim, int64_t start);
+Var masked_fill(const Var& x, const Tensor& mask, double value);
+Var one_hot(const Var& index, int64_t num_classes = -1);  // no gradient (integer result)
+Var einsum(std::string_view equation, const std::vector<Var>& operands);
+// The gradient is the incoming one times the same scaled mask.
+Var dropout(const Var& x, double p, Generator& gen);
 
 Var reshape(const Var& x, const Shape& shape);
 Var view(const Var& x, const Shape& shape);
@@ -92,6 +102,7 @@ Var squeeze(const Var& x, std::optional<int64_t> dim = std::nullopt);
 Var unsqueeze(const Var& x, int64_t dim);
 Var flatten(const Var& x, int64_t start_dim = 0, int64_t end_dim = -1);
 Var flip(const Var& x, const std::vector<int64_t>& dims);
+Var unfold(const Var& x, int64_t dim, int64_t size, int64_t step);
 Var contiguous(const Var& x);
 Var clone(const Var& x);
 Var cast(const Var& x, DType dtype);

@@ -119,8 +119,7 @@ bool needs_preactivation(Activation act);
 // act(a @ b + bias), the epilogue applied while each output block is in cache.
 // a: [M, K] or [B, M, K]; b: [K, N] (shared by every batch) or [B, K, N]; bias: [N]
 // -> [M, N] or [B, M, N].
-Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bias,
-                              Activation act);
+Tensor matmul_bias_activation(const Tensor& a, const Tensor& b, const Tensor& bias, Activation act);
 // a @ b + bias + residual; residual has the output's shape.
 Tensor matmul_bias_residual(const Tensor& a, const Tensor& b, const Tensor& bias,
                             const Tensor& residual);
@@ -139,9 +138,8 @@ struct EpilogueGrads {
 // Backward from what the forward saved (see matmul_bias_activation_fwd): one fused pass
 // for grad_pre = grad * act'(...) and d_bias = Σ rows of grad_pre, then d_a = grad_pre @ bᵀ
 // and d_b = aᵀ @ grad_pre (summed over batches when b is shared, per batch otherwise).
-EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor& a,
-                                               const Tensor& b, const Tensor& saved,
-                                               Activation act);
+EpilogueGrads matmul_bias_activation_bwd_saved(const Tensor& grad, const Tensor& a, const Tensor& b,
+                                               const Tensor& saved, Activation act);
 // numr's signature: recomputes a @ b + bias first.
 EpilogueGrads matmul_bias_activation_bwd(const Tensor& grad, const Tensor& a, const Tensor& b,
                                          const Tensor& bias, Activation act);
@@ -154,13 +152,46 @@ std::pair<Tensor, Tensor> bias_activation_bwd(const Tensor& grad, const Tensor& 
 Tensor cat(const std::vector<Tensor>& xs, int64_t dim);
 Tensor stack(const std::vector<Tensor>& xs, int64_t dim);
 // Brace lists: cat({a, b}, 0).
-inline Tensor cat(std::initializer_list<Tensor> xs, int64_t dim) { return cat(std::vector<Tensor>(xs), dim); }
-inline Tensor stack(std::initializer_list<Tensor> xs, int64_t dim) { return stack(std::vector<Tensor>(xs), dim); }
+inline Tensor cat(std::initializer_list<Tensor> xs, int64_t dim) {
+  return cat(std::vector<Tensor>(xs), dim);
+}
+inline Tensor stack(std::initializer_list<Tensor> xs, int64_t dim) {
+  return stack(std::vector<Tensor>(xs), dim);
+}
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim);  // views
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim);      // views
-Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);           // torch.repeat
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);          // torch.repeat
 // pads: (before, after) pairs starting from the last dim, as in torch.nn.functional.pad.
 Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0);
+// Elements shifted by shifts[i] along dims[i] (wrapping around), as torch.roll; with no
+// dims, x flattened is rolled by the single shift and reshaped back.
+Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts,
+            const std::vector<int64_t>& dims = {});
+// Each element repeated `repeats` times along dim: [.., n, ..] -> [.., n * repeats, ..];
+// with no dim, x is flattened first. (The form with a tensor of repeats is not provided.)
+Tensor repeat_interleave(const Tensor& x, int64_t repeats,
+                         std::optional<int64_t> dim = std::nullopt);
+// xs: k tensors of 1 element or 1 dim [n_i] -> k views (stride 0 where broadcast) of shape
+// [n_0, .., n_k-1] with "ij" indexing, or [n_1, n_0, n_2, ..] with "xy".
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, std::string_view indexing = "ij");
+// A new tensor equal to x except x.narrow(dim, start, src.size(dim)), which holds src.
+// src has x's shape except along dim; start may be negative (counted from the end).
+Tensor slice_assign(const Tensor& x, const Tensor& src, int64_t dim, int64_t start);
+// x where mask (Bool, broadcast to x's shape) is false, value where it is true.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
+// index (I64 or I32, any shape) -> I64 [.., num_classes], 1 at each index's class.
+// num_classes = -1 takes max(index) + 1. An index outside [0, num_classes) is an
+// IndexOutOfBounds error.
+Tensor one_hot(const Tensor& index, int64_t num_classes = -1);
+// Einstein summation over 1 or more operands (contracted left to right, each pair with one
+// batched matmul), as torch.einsum: "ij,jk->ik", implicit output ("ij,jk"), "..." for
+// broadcast dims, a subscript repeated in one operand for its diagonal.
+Tensor einsum(std::string_view equation, const std::vector<Tensor>& operands);
+// Each element zeroed with probability p, the rest scaled by 1 / (1 - p). The mask is
+// rand(x.shape(), F32, x.device(), gen) >= p, so a seed gives the same mask on every
+// backend; the draw advances gen by x.numel(). p = 0 returns x and p = 1 gives x * 0,
+// neither drawing.
+Tensor dropout(const Tensor& x, double p, Generator& gen);
 
 // ---- views and copies (same as the Tensor methods) ----
 Tensor reshape(const Tensor& x, const Shape& shape);  // copies only if it must
@@ -173,6 +204,10 @@ Tensor squeeze(const Tensor& x, std::optional<int64_t> dim = std::nullopt);
 Tensor unsqueeze(const Tensor& x, int64_t dim);
 Tensor flatten(const Tensor& x, int64_t start_dim = 0, int64_t end_dim = -1);
 Tensor flip(const Tensor& x, const std::vector<int64_t>& dims);
+// Windows of `size` elements every `step` along dim, as torch.Tensor.unfold:
+// [.., n, ..] -> [.., (n - size) / step + 1, .., size]. A view: windows that overlap share
+// elements, so the result cannot be written into.
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step);
 Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);
 Tensor cast(const Tensor& x, DType dtype);
@@ -228,8 +263,7 @@ Tensor ones(const S& shape, DType dtype = DType::F32, Device device = Device::cp
   return ones(to_shape("ones", shape), dtype, device);
 }
 template <ShapeLike S>
-Tensor full(const S& shape, double value, DType dtype = DType::F32,
-            Device device = Device::cpu()) {
+Tensor full(const S& shape, double value, DType dtype = DType::F32, Device device = Device::cpu()) {
   return full(to_shape("full", shape), value, dtype, device);
 }
 template <ShapeLike S>

@@ -13,6 +13,7 @@ constexpr uint32_t kFLOAT = bit(DType::F64) | bit(DType::F32) | bit(DType::F16) 
 constexpr uint32_t kSIGNED = kFLOAT | bit(DType::I64) | bit(DType::I32);
 constexpr uint32_t kNUMERIC = kSIGNED | bit(DType::U8);
 constexpr uint32_t kANY = kNUMERIC | bit(DType::Bool);
+constexpr uint32_t kINDEX = bit(DType::I64) | bit(DType::I32);
 constexpr bool kDIFF = true;
 constexpr bool kNONDIFF = false;
 
@@ -58,12 +59,13 @@ bool op_accepts(OpId id, DType t) {
 }
 
 std::string_view family_name(OpFamily f) {
-  static constexpr std::array<std::string_view, 24> kNames = {
-      "Unary",   "UnaryPred", "Activation", "Binary",   "Ternary", "Scalar",
-      "Compare", "Logical",   "Select",     "Clamp",    "Reduce",  "Scan",
-      "Softmax", "Matmul",    "Shape",      "View",     "Copy",    "Factory",
-      "ActMul",  "ActBwd",    "ActMulBwd",  "Epilogue", "Norm",    "Attention"};
-  static_assert(kNames.size() == size_t(OpFamily::Attention) + 1);
+  static constexpr std::array<std::string_view, 25> kNames = {
+      "Unary",   "UnaryPred", "Activation", "Binary",   "Ternary",   "Scalar",
+      "Compare", "Logical",   "Select",     "Clamp",    "Reduce",    "Scan",
+      "Softmax", "Matmul",    "Shape",      "View",     "Copy",      "Factory",
+      "ActMul",  "ActBwd",    "ActMulBwd",  "Epilogue", "Norm",      "Attention",
+      "Misc"};
+  static_assert(kNames.size() == size_t(OpFamily::Misc) + 1);
   if (size_t(f) >= kNames.size())
     fail<InvalidArgument>("family_name", "invalid op family ", unsigned(f));
   return kNames[size_t(f)];

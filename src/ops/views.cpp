@@ -189,8 +189,7 @@ Tensor unsqueeze(const Tensor& x, int64_t dim) {
   const int64_t d = wrap_dim("unsqueeze", dim, x.dim() + 1);
   Shape s = x.shape();
   Strides st = x.strides();
-  const int64_t stride =
-      d < x.dim() ? x.strides()[size_t(d)] * x.shape()[size_t(d)] : 1;
+  const int64_t stride = d < x.dim() ? x.strides()[size_t(d)] * x.shape()[size_t(d)] : 1;
   s.insert(s.begin() + d, 1);
   st.insert(st.begin() + d, stride);
   return make_view(x, s, st, x.offset());
@@ -200,7 +199,8 @@ Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   const OpScope scope("flatten");
   ops::check_defined("flatten", x);
   if (x.dim() == 0) return reshape(x, {1});
-  const int64_t a = wrap_dim("flatten", start_dim, x.dim()), b = wrap_dim("flatten", end_dim, x.dim());
+  const int64_t a = wrap_dim("flatten", start_dim, x.dim()),
+                b = wrap_dim("flatten", end_dim, x.dim());
   if (a > b) fail<InvalidDimension>("flatten", "start_dim ", start_dim, " after end_dim ", end_dim);
   Shape s(x.shape().begin(), x.shape().begin() + a);
   int64_t m = 1;
@@ -224,6 +224,35 @@ Tensor flip(const Tensor& x, const std::vector<int64_t>& dims) {
     st[size_t(d)] = -st[size_t(d)];
   }
   return make_view(x, x.shape(), st, offset);
+}
+
+// Window w along dim d starts at element w * step; the new last dim walks one window with
+// d's stride. Windows that overlap share elements, which check_writable rejects for writes.
+Tensor unfold(const Tensor& x, int64_t dim, int64_t size, int64_t step) {
+  ops::check_defined("unfold", x);
+  if (x.dim() == 0) {  // as PyTorch: one element, windows of at most 1 -> [size]
+    wrap_dim("unfold", dim, 1);
+    if (size < 0 || size > 1)
+      fail<InvalidArgument>("unfold", "window size ", size, " outside [0, 1] of a 0-d tensor");
+    if (step <= 0) fail<InvalidArgument>("unfold", "step must be > 0, got ", step);
+    return make_view(x, {size}, {1}, x.offset());
+  }
+  const int64_t d = wrap_dim("unfold", dim, x.dim());
+  const int64_t n = x.shape()[size_t(d)];
+  if (size < 0 || size > n)
+    fail<InvalidArgument>("unfold", "window size ", size, " outside [0, ", n, "] of dim ", dim);
+  if (step <= 0) fail<InvalidArgument>("unfold", "step must be > 0, got ", step);
+  const int64_t windows = (n - size) / step + 1;
+  Shape s = x.shape();
+  Strides st = x.strides();
+  const int64_t inner = st[size_t(d)];
+  s[size_t(d)] = windows;
+  s.push_back(size);
+  checked_numel("unfold", s);
+  // One window needs no stride between windows (and step may be too large for one).
+  if (windows > 1) st[size_t(d)] = inner * step;
+  st.push_back(inner);
+  return make_view(x, s, st, x.offset());
 }
 
 }  // namespace numr
