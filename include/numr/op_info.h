@@ -38,7 +38,8 @@ enum class OpFamily : uint8_t {
   ActMulBwd,
   Epilogue,
   Norm,
-  Attention
+  Attention,
+  Sort
 };
 
 struct OpInfo {

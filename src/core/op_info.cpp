@@ -17,7 +17,7 @@ constexpr bool kDIFF = true;
 constexpr bool kNONDIFF = false;
 
 // Ops with a composition (src/ops/compose): the fused and derived families, the reductions
-// that are sums underneath, the GEMMs, the normalisations and attention.
+// that are sums underneath, the GEMMs, the normalisations, attention and sorting.
 constexpr bool has_composition(OpId id, OpFamily f) {
   switch (f) {
     case OpFamily::ActMul:
@@ -28,7 +28,8 @@ constexpr bool has_composition(OpId id, OpFamily f) {
     case OpFamily::Matmul:
     case OpFamily::Epilogue:
     case OpFamily::Norm:
-    case OpFamily::Attention: return true;
+    case OpFamily::Attention:
+    case OpFamily::Sort: return true;
     default: return id == OpId::mean || id == OpId::var || id == OpId::std || id == OpId::logsumexp;
   }
 }
@@ -58,12 +59,12 @@ bool op_accepts(OpId id, DType t) {
 }
 
 std::string_view family_name(OpFamily f) {
-  static constexpr std::array<std::string_view, 24> kNames = {
-      "Unary",   "UnaryPred", "Activation", "Binary",   "Ternary", "Scalar",
-      "Compare", "Logical",   "Select",     "Clamp",    "Reduce",  "Scan",
-      "Softmax", "Matmul",    "Shape",      "View",     "Copy",    "Factory",
-      "ActMul",  "ActBwd",    "ActMulBwd",  "Epilogue", "Norm",    "Attention"};
-  static_assert(kNames.size() == size_t(OpFamily::Attention) + 1);
+  static constexpr std::array<std::string_view, 25> kNames = {
+      "Unary",    "UnaryPred", "Activation", "Binary",  "Ternary", "Scalar",  "Compare",
+      "Logical",  "Select",    "Clamp",      "Reduce",  "Scan",    "Softmax", "Matmul",
+      "Shape",    "View",      "Copy",       "Factory", "ActMul",  "ActBwd",  "ActMulBwd",
+      "Epilogue", "Norm",      "Attention",  "Sort"};
+  static_assert(kNames.size() == size_t(OpFamily::Sort) + 1);
   if (size_t(f) >= kNames.size())
     fail<InvalidArgument>("family_name", "invalid op family ", unsigned(f));
   return kNames[size_t(f)];
