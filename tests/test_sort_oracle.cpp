@@ -106,6 +106,41 @@ TEST(SortOracle, StdStableSortDescendingAndTopk) {
     }
 }
 
+// Rows long enough for the CPU kernel to sort them in pieces and merge (and shorter ones
+// beside them) against std::stable_sort, in both directions.
+TEST(SortOracle, LongRows) {
+  for (const Shape& shape : {Shape{200003}, Shape{3, 70001}})
+    for (DType t : {DType::F32, DType::BF16, DType::I32}) {
+      const int64_t n = shape.back(), rows = shape_numel(shape) / n;
+      std::vector<double> x(size_t(rows * n));
+      uint64_t state = 12345;
+      for (double& v : x) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const int64_t r = int64_t(state >> 33) % 131;
+        v = r == 0 && is_floating(t) ? kNaN : r == 1 && is_floating(t) ? -0.0 : double(r - 65);
+      }
+      const Tensor xt = Tensor::from_vector(x, shape).cast(t);
+      for (bool desc : {false, true}) {
+        const SortResult got = sort(xt, -1, desc);
+        const std::vector<double> gv = got.values.cast(DType::F64).to_vector<double>();
+        const std::vector<int64_t> gi = got.indices.to_vector<int64_t>();
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<int64_t> order(static_cast<size_t>(n));
+          std::iota(order.begin(), order.end(), 0);
+          const double* row = x.data() + r * n;
+          std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+            return desc ? before(row[b], row[a]) : before(row[a], row[b]);
+          });
+          for (int64_t j = 0; j < n; ++j) {
+            const size_t at = size_t(r * n + j);
+            ASSERT_EQ(gi[at], order[size_t(j)]) << dtype_name(t) << " row " << r << " at " << j;
+            ASSERT_TRUE(same(gv[at], row[order[size_t(j)]])) << dtype_name(t) << " at " << j;
+          }
+        }
+      }
+    }
+}
+
 // Stability is kept across rows and along a dim that is not the last.
 TEST(SortOracle, StableAlongDim0) {
   const Tensor x = Tensor::from_vector(std::vector<double>{1, 0, 1, 0, 1, 0, 0, 1}, {4, 2});

@@ -1,9 +1,9 @@
 // sort_rows and search_sorted. Each element is mapped to an unsigned key whose integer order
 // is sort's order (NaN above +inf, -0.0 equal to +0.0, F16/BF16 as their float values);
 // rows are sorted as (key, position) pairs, the position breaking ties, so the order is
-// stable and the same from std::sort and std::partial_sort (topk). Values are copied from
-// the input by position, so every bit (a NaN's payload, -0.0) is kept. Rows, or search
-// values, are split over the thread pool.
+// stable and the same from std::sort, std::partial_sort (topk) and merges of sorted pieces
+// (long rows). Values are copied from the input by position, so every bit (a NaN's payload,
+// -0.0) is kept. Rows, or search values, are split over the thread pool.
 
 #include <algorithm>
 #include <cstdint>
@@ -52,6 +52,43 @@ struct Item {
   int64_t pos;
 };
 
+// Rows at least this long, when there are fewer rows than threads, are sorted in pieces on
+// every thread, the pieces then merged pairwise (also in parallel) until one is left.
+constexpr int64_t kSplitRow = int64_t(1) << 16;
+
+template <class S, class K, class Before>
+void sort_long_row(const S* row, int64_t n, S* values, int64_t* indices, int64_t threads,
+                   const Before& before) {
+  // A power of two of pieces, so that they pair up in every round of merges.
+  int64_t pieces = 1;
+  while (pieces < 2 * threads && n / (2 * pieces) >= 4096) pieces *= 2;
+  const auto lo = [&](int64_t p) { return n * p / pieces; };
+  std::vector<Item<K>> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+  parallel_for(pieces, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t i = lo(p); i < lo(p + 1); ++i) a[size_t(i)] = {key_of(row[i]), i};
+      std::sort(a.begin() + lo(p), a.begin() + lo(p + 1), before);
+    }
+  });
+  for (int64_t width = 1; width < pieces; width *= 2) {
+    parallel_for(pieces / (2 * width), 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t s0 = lo(2 * width * q), s1 = lo(2 * width * q + width),
+                      s2 = lo(2 * width * (q + 1));
+        std::merge(a.begin() + s0, a.begin() + s1, a.begin() + s1, a.begin() + s2, b.begin() + s0,
+                   before);
+      }
+    });
+    a.swap(b);
+  }
+  parallel_for(n, 16384, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      values[i] = row[a[size_t(i)].pos];
+      indices[i] = a[size_t(i)].pos;
+    }
+  });
+}
+
 template <class S>
 void sort_typed(const SortCall& c) {
   using K = Key<S>;
@@ -64,6 +101,12 @@ void sort_typed(const SortCall& c) {
     if (a.key != b.key) return desc ? a.key > b.key : a.key < b.key;
     return a.pos < b.pos;
   };
+  const int64_t threads = ThreadPool::instance().size();
+  if (k == n && n >= kSplitRow && c.rows < std::max<int64_t>(threads, 2)) {
+    for (int64_t r = 0; r < c.rows; ++r)
+      sort_long_row<S, K>(in + r * n, n, values + r * n, indices + r * n, threads, before);
+    return;
+  }
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
   parallel_for(c.rows, grain, [&](int64_t r0, int64_t r1) {
     std::vector<Item<K>> items(static_cast<size_t>(n));
