@@ -52,7 +52,7 @@ TEST(GradSort, TopkValues) {
   const std::vector<C> cases = {
       {"largest 3 of 7", {7}, 3, 0, true}, {"smallest 2, rows", {3, 6}, 2, -1, false},
       {"dim 0", {5, 3}, 4, 0, true},       {"k = n", {2, 3, 4}, 3, 1, false},
-      {"k = 0", {4, 5}, 0, -1, true},
+      {"k = 0", {4, 5}, 0, -1, true},      {"0-d, k = 1", {}, 1, 0, true},
   };
   uint64_t seed = 100;
   for (const C& c : cases)
@@ -60,6 +60,16 @@ TEST(GradSort, TopkValues) {
         OpId::topk, c.what,
         [c](const std::vector<Var>& x) { return topk(x[0], c.k, c.dim, c.largest).values; },
         {input(c.shape, ++seed)});
+}
+
+// topk with k = 0 selects nothing: x's gradient is zeros of x's shape, a 0-d x included.
+TEST(GradSort, TopkOfNothingGivesZeros) {
+  for (const Shape& shape : {Shape{}, Shape{3, 4}}) {
+    const Var x(full(shape, 2.0, DType::F64), true);
+    const Gradients g = backward(sum(topk(x, 0).values));
+    EXPECT_EQ(g[x].shape(), shape);
+    for (double v : g[x].to_vector<double>()) EXPECT_EQ(v, 0.0);
+  }
 }
 
 }  // namespace

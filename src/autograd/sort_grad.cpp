@@ -15,8 +15,10 @@ using autograd::record;
 namespace {
 
 // grad [.., k at dim, ..] sent back to x's shape through indices (grad's shape).
-Var scatter_back(const Var& grad, const Tensor& indices, int64_t dim, const Shape& x_shape) {
-  if (x_shape.empty()) return grad;  // a 0-d x: values are x itself
+Var scatter_back(const Var& grad, const Tensor& indices, int64_t dim, const Var& x) {
+  const Shape& x_shape = x.shape();
+  if (x_shape.empty())  // a 0-d x: values are x itself, or nothing (topk with k = 0)
+    return grad.numel() == 1 ? grad : autograd::zeros_like(x);
   const int64_t last = int64_t(x_shape.size()) - 1, n = x_shape[size_t(dim)];
   const Var g = transpose(grad, dim, last);
   const Tensor at = indices.transpose(dim, last);
@@ -31,7 +33,7 @@ SortVar sort_var(OpId op, const Var& x, int64_t d, int64_t k, bool descending) {
   SortResult r = ops::sort_along(op, x.tensor(), d, k, descending);
   Tensor idx = r.indices;
   Var values = record(op_name(op), std::move(r.values), {x}, [idx, d](const Var& g, const Node& n) {
-    return std::vector<Var>{scatter_back(g, idx, d, n.input(0).shape())};
+    return std::vector<Var>{scatter_back(g, idx, d, n.input(0))};
   });
   return {values, std::move(idx)};
 }

@@ -3,6 +3,7 @@
 // (src/ops/compose/sort.cpp) where it has none; unique is always built from sort.
 #include "ops/sort.h"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
