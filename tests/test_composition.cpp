@@ -117,6 +117,8 @@ TEST(BackendTable, TheDefaultSupportsIsTheRequiredCore) {
     EXPECT_EQ(core.supports(info.id, DType::F32), !info.composed) << info.name;
   EXPECT_THROW(core.matmul(MatmulCall{}), BackendLimitation);
   EXPECT_THROW(core.along_axis(AxisCall{}), BackendLimitation);
+  EXPECT_THROW(core.sort_rows(SortCall{}), BackendLimitation);
+  EXPECT_THROW(core.search_sorted(SearchSortedCall{}), BackendLimitation);
   EXPECT_TRUE(backend_for(Device::cpu()).supports(OpId::softmax, DType::F32));
 }
 

@@ -16,4 +16,5 @@
 #include "numr/random.h"
 #include "numr/shape.h"
 #include "numr/shape_like.h"
+#include "numr/sort.h"
 #include "numr/tensor.h"

@@ -39,7 +39,8 @@ enum class OpFamily : uint8_t {
   Epilogue,
   Norm,
   Attention,
-  Misc
+  Misc,
+  Sort
 };
 
 struct OpInfo {

@@ -115,6 +115,27 @@ struct RowNormBwdCall {
   int64_t rows = 0, d = 0;
 };
 
+// Sorts each row of the contiguous [rows, n] input `in` (a NUMERIC dtype) and writes its
+// first k sorted elements to values (in's dtype) and their positions in the row to indices
+// (I64), both contiguous [rows, k]. The order is ascending, or descending when asked; it is
+// stable (equal elements keep their order in the row), F16 and BF16 compare as their float
+// values, NaN is larger than every number, and -0.0 equals +0.0.
+struct SortCall {
+  TensorRef in, values, indices;
+  int64_t rows = 0, n = 0, k = 0;
+  bool descending = false;
+};
+
+// For each row r: out[r, j] = the number of elements of seq[r] that sort before values[r, j]
+// (right: that do not sort after it), in sort's order (NaN largest, -0.0 equal to +0.0).
+// seq contiguous [rows, n], sorted ascending in that order; values contiguous [rows, m] of
+// seq's dtype; out contiguous I64 [rows, m].
+struct SearchSortedCall {
+  TensorRef seq, values, out;
+  int64_t rows = 0, n = 0, m = 0;
+  bool right = false;
+};
+
 // dst = src converted to dst's dtype; equal shapes, any strides on both (dst may be a view
 // into a larger tensor; dst never overlaps src).
 struct CopyCall {
@@ -189,6 +210,9 @@ class Backend {
   // rms_norm and layer_norm, forward and backward, where supports() says so.
   virtual void row_norm(const RowNormCall& call);
   virtual void row_norm_bwd(const RowNormBwdCall& call);
+  // sort, argsort and topk (sort_rows), searchsorted (search_sorted), where supports() says so.
+  virtual void sort_rows(const SortCall& call);
+  virtual void search_sorted(const SearchSortedCall& call);
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so

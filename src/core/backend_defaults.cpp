@@ -36,5 +36,7 @@ void Backend::bias_activation_bwd(const BiasActBwdCall&) {
 }
 void Backend::row_norm(const RowNormCall&) { no_kernel(*this, "row_norm"); }
 void Backend::row_norm_bwd(const RowNormBwdCall&) { no_kernel(*this, "row_norm_bwd"); }
+void Backend::sort_rows(const SortCall&) { no_kernel(*this, "sort_rows"); }
+void Backend::search_sorted(const SearchSortedCall&) { no_kernel(*this, "search_sorted"); }
 
 }  // namespace numr

@@ -66,4 +66,17 @@ void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& we
 RefTensor attention(const RefTensor& q, const RefTensor& k, const RefTensor& v,
                     const RefTensor* mask, bool mask_is_bool, bool causal, double scale);
 
+// Sort's order on doubles: a sorts strictly before b (ascending; NaN after every number,
+// -0.0 equal to +0.0).
+bool sorts_before(double a, double b);
+// x sorted along dim by a stable insertion sort, the first k of each line kept: values and
+// the positions they came from (as doubles), x's shape with k along dim.
+void sort(const RefTensor& x, int64_t dim, int64_t k, bool descending, RefTensor& values,
+          RefTensor& indices);
+// How many elements of each row of seq [.., n] sort before each value of values [.., m]
+// (right: do not sort after it); a 1-D seq serves every value (values any shape).
+RefTensor searchsorted(const RefTensor& seq, const RefTensor& values, bool right);
+// The distinct elements of x, ascending (each NaN distinct), and how often each occurs.
+void unique(const RefTensor& x, RefTensor& values, RefTensor& counts);
+
 }  // namespace numr::reference

@@ -55,6 +55,10 @@ constexpr OpId kKernels[] = {
     OpId::bias_activation_bwd,
     OpId::rms_norm,
     OpId::layer_norm,
+    OpId::sort,
+    OpId::argsort,
+    OpId::topk,
+    OpId::searchsorted,
 };
 
 class CpuBackend final : public Backend {
@@ -86,6 +90,8 @@ class CpuBackend final : public Backend {
   void bias_activation_bwd(const BiasActBwdCall& c) override { kernels().bias_activation_bwd(c); }
   void row_norm(const RowNormCall& c) override { kernels().row_norm(c); }
   void row_norm_bwd(const RowNormBwdCall& c) override { kernels().row_norm_bwd(c); }
+  void sort_rows(const SortCall& c) override { kernels().sort_rows(c); }
+  void search_sorted(const SearchSortedCall& c) override { kernels().search_sorted(c); }
   void copy(const CopyCall& c) override { kernels().copy(c); }
   void fill(const FillCall& c) override { kernels().fill(c); }
   void sequence(const SequenceCall& c) override { kernels().sequence(c); }
