@@ -15,9 +15,30 @@ enum class OpId : uint16_t {
 };
 
 enum class OpFamily : uint8_t {
-  Unary, UnaryPred, Activation, Binary, Ternary, Scalar, Compare, Logical, Select, Clamp,
-  Reduce, Scan, Softmax, Matmul, Shape, View, Copy, Factory, ActMul, ActBwd, ActMulBwd,
-  Epilogue, Norm
+  Unary,
+  UnaryPred,
+  Activation,
+  Binary,
+  Ternary,
+  Scalar,
+  Compare,
+  Logical,
+  Select,
+  Clamp,
+  Reduce,
+  Scan,
+  Softmax,
+  Matmul,
+  Shape,
+  View,
+  Copy,
+  Factory,
+  ActMul,
+  ActBwd,
+  ActMulBwd,
+  Epilogue,
+  Norm,
+  Index
 };
 
 struct OpInfo {

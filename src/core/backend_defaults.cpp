@@ -36,5 +36,7 @@ void Backend::bias_activation_bwd(const BiasActBwdCall&) {
 }
 void Backend::row_norm(const RowNormCall&) { no_kernel(*this, "row_norm"); }
 void Backend::row_norm_bwd(const RowNormBwdCall&) { no_kernel(*this, "row_norm_bwd"); }
+void Backend::index_gather(const GatherCall&) { no_kernel(*this, "index_gather"); }
+void Backend::index_scatter(const ScatterCall&) { no_kernel(*this, "index_scatter"); }
 
 }  // namespace numr

@@ -17,7 +17,7 @@ constexpr bool kDIFF = true;
 constexpr bool kNONDIFF = false;
 
 // Ops with a composition (src/ops/compose): the fused and derived families, the reductions
-// that are sums underneath, the GEMMs and the normalisations.
+// that are sums underneath, the GEMMs, the normalisations and the indexing primitives.
 constexpr bool has_composition(OpId id, OpFamily f) {
   switch (f) {
     case OpFamily::ActMul:
@@ -28,15 +28,16 @@ constexpr bool has_composition(OpId id, OpFamily f) {
     case OpFamily::Matmul:
     case OpFamily::Epilogue:
     case OpFamily::Norm: return true;
-    default:
-      return id == OpId::mean || id == OpId::var || id == OpId::std || id == OpId::logsumexp;
+    case OpFamily::Index:
+      return id == OpId::gather || id == OpId::scatter || id == OpId::scatter_reduce;
+    default: return id == OpId::mean || id == OpId::var || id == OpId::std || id == OpId::logsumexp;
   }
 }
 
 constexpr OpInfo kOps[] = {
-#define NUMR_OP(name, family, dtypes, grad)                        \
-  {OpId::name, #name, OpFamily::family, k##dtypes, k##grad,        \
-   has_composition(OpId::name, OpFamily::family)},
+#define NUMR_OP(name, family, dtypes, grad) \
+  {OpId::name, #name,   OpFamily::family,   \
+   k##dtypes,  k##grad, has_composition(OpId::name, OpFamily::family)},
 #include "numr/op_table.def"
 };
 
@@ -58,12 +59,11 @@ bool op_accepts(OpId id, DType t) {
 }
 
 std::string_view family_name(OpFamily f) {
-  static constexpr std::array<std::string_view, 23> kNames = {
-      "Unary",   "UnaryPred", "Activation", "Binary", "Ternary", "Scalar", "Compare",
-      "Logical", "Select",    "Clamp",      "Reduce", "Scan",    "Softmax", "Matmul",
-      "Shape",   "View",      "Copy",       "Factory", "ActMul", "ActBwd",  "ActMulBwd",
-      "Epilogue", "Norm"};
-  static_assert(kNames.size() == size_t(OpFamily::Norm) + 1);
+  static constexpr std::array<std::string_view, 24> kNames = {
+      "Unary",  "UnaryPred", "Activation", "Binary", "Ternary",   "Scalar",   "Compare", "Logical",
+      "Select", "Clamp",     "Reduce",     "Scan",   "Softmax",   "Matmul",   "Shape",   "View",
+      "Copy",   "Factory",   "ActMul",     "ActBwd", "ActMulBwd", "Epilogue", "Norm",    "Index"};
+  static_assert(kNames.size() == size_t(OpFamily::Index) + 1);
   if (size_t(f) >= kNames.size())
     fail<InvalidArgument>("family_name", "invalid op family ", unsigned(f));
   return kNames[size_t(f)];

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "numr/indexing.h"
 #include "numr/op_info.h"
 #include "numr/ops.h"
 #include "numr/shape.h"
@@ -46,19 +47,37 @@ RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTenso
                           RefTensor* pre = nullptr);
 // grad_pre = grad * act'(x) (x the pre-activation when saved_is_pre, else act' from the
 // output), a non-finite derivative counting as 0; d_bias [N] = Σ over all leading dims.
-void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
-                  bool saved_is_pre, RefTensor& grad_pre, RefTensor& d_bias);
+void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act, bool saved_is_pre,
+                  RefTensor& grad_pre, RefTensor& d_bias);
 
 // rms_norm (bias null, centred false) and layer_norm over the last dim; weight, bias [D].
-RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor* bias,
-                   double eps, bool centred);
+RefTensor row_norm(const RefTensor& x, const RefTensor& weight, const RefTensor* bias, double eps,
+                   bool centred);
 // Their backward from grad and x (statistics recomputed from x): d_x, and d_weight and
 // d_bias [D] summed over the rows.
 // group_norm of x [N, C, *] with weight, bias [C].
 RefTensor group_norm(const RefTensor& x, int64_t groups, const RefTensor& weight,
                      const RefTensor& bias, double eps);
-void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& weight,
-                  double eps, bool centred, RefTensor& d_x, RefTensor& d_weight,
-                  RefTensor& d_bias);
+void row_norm_bwd(const RefTensor& grad, const RefTensor& x, const RefTensor& weight, double eps,
+                  bool centred, RefTensor& d_x, RefTensor& d_weight, RefTensor& d_bias);
+
+// Indexing. Indexes are doubles holding integers in range (the tests check bounds apart).
+// gather along dim: out has index's shape.
+RefTensor gather(const RefTensor& x, int64_t dim, const RefTensor& index);
+// scatter (reduce = nullopt: the last value wins) or scatter_reduce along dim: a copy of x
+// with src's values (src at least index's extents) combined in row-major order of index.
+// `integer`: Mean rounds down.
+RefTensor scatter(const RefTensor& x, int64_t dim, const RefTensor& index, const RefTensor& src,
+                  std::optional<ScatterReduce> reduce, bool include_self, bool integer);
+RefTensor index_select(const RefTensor& x, int64_t dim, const RefTensor& index);
+RefTensor take(const RefTensor& x, const RefTensor& index);
+RefTensor embedding_lookup(const RefTensor& weight, const RefTensor& index);
+RefTensor gather_nd(const RefTensor& x, const RefTensor& index);
+RefTensor index_put(const RefTensor& x, const std::vector<RefTensor>& indices,
+                    const RefTensor& values, bool accumulate);
+RefTensor put(const RefTensor& x, const RefTensor& index, const RefTensor& values, bool accumulate);
+RefTensor masked_select(const RefTensor& x, const RefTensor& mask);
+RefTensor nonzero(const RefTensor& x);
+RefTensor bincount(const RefTensor& x, const RefTensor* weights, int64_t minlength);
 
 }  // namespace numr::reference

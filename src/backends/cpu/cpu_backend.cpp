@@ -55,6 +55,9 @@ constexpr OpId kKernels[] = {
     OpId::bias_activation_bwd,
     OpId::rms_norm,
     OpId::layer_norm,
+    OpId::gather,
+    OpId::scatter,
+    OpId::scatter_reduce,
 };
 
 class CpuBackend final : public Backend {
@@ -86,6 +89,8 @@ class CpuBackend final : public Backend {
   void bias_activation_bwd(const BiasActBwdCall& c) override { kernels().bias_activation_bwd(c); }
   void row_norm(const RowNormCall& c) override { kernels().row_norm(c); }
   void row_norm_bwd(const RowNormBwdCall& c) override { kernels().row_norm_bwd(c); }
+  void index_gather(const GatherCall& c) override { kernels().index_gather(c); }
+  void index_scatter(const ScatterCall& c) override { kernels().index_scatter(c); }
   void copy(const CopyCall& c) override { kernels().copy(c); }
   void fill(const FillCall& c) override { kernels().fill(c); }
   void sequence(const SequenceCall& c) override { kernels().sequence(c); }

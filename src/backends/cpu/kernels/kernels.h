@@ -89,6 +89,8 @@ struct KernelTable {
   void (*bias_activation_bwd)(const BiasActBwdCall&);
   void (*row_norm)(const RowNormCall&);
   void (*row_norm_bwd)(const RowNormBwdCall&);
+  void (*index_gather)(const GatherCall&);
+  void (*index_scatter)(const ScatterCall&);
   void (*epilogue_rows)(const EpilogueRows&);
   // Null below AVX-512; false, having done nothing, for BF16 on a CPU without AVX512-BF16.
   bool (*own_gemm)(const OwnGemmCall&);
@@ -109,6 +111,8 @@ struct KernelTable {
   void bias_activation_bwd(const BiasActBwdCall&);                        \
   void row_norm(const RowNormCall&);                                      \
   void row_norm_bwd(const RowNormBwdCall&);                               \
+  void index_gather(const GatherCall&);                                   \
+  void index_scatter(const ScatterCall&);                                 \
   void epilogue_rows(const EpilogueRows&);                                \
   bool own_gemm(const OwnGemmCall&);                                      \
   void copy(const CopyCall&);                                             \

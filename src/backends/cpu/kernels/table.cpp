@@ -5,7 +5,6 @@
 
 #include "backends/cpu/kernels/vec.h"
 
-
 namespace numr::cpu::NUMR_ISA {
 
 #define NUMR_STR2(x) #x
@@ -18,6 +17,8 @@ const KernelTable table = {NUMR_STR(NUMR_ISA),
                            bias_activation_bwd,
                            row_norm,
                            row_norm_bwd,
+                           index_gather,
+                           index_scatter,
                            epilogue_rows,
 #if NUMR_ISA_LEVEL >= 3
                            own_gemm,
