@@ -26,7 +26,7 @@ uint64_t address(const TensorRef& t) {
 void run_index_gather(CudaDevice& dev, const GatherCall& c) {
   const int64_t total = c.index.numel();
   if (total == 0) return;
-  const IndexKernelConfig cfg{false, ScatterOp::Assign, c.x.dtype};
+  const IndexKernelConfig cfg{false, ScatterOp::Assign, c.x.dtype, c.x.dtype};
   const CUfunction f = index_kernel(dev, cfg);
   launch_kernel(
       dev, f, LaunchConfig{{grid_blocks(dev, ceil_div(total, kIndexBlock), 16)}, {kIndexBlock}, 0},
@@ -53,7 +53,7 @@ void run_index_scatter(CudaDevice& dev, const ScatterCall& c) {
     run_copy(dev, CopyCall{wide, c.out});
     return;
   }
-  const IndexKernelConfig cfg{true, c.op, t};
+  const IndexKernelConfig cfg{true, c.op, t, c.src.dtype};
   const CUfunction f = index_kernel(dev, cfg);
   const int64_t columns = c.index.shape[0] * c.index.shape[2];
   launch_kernel(

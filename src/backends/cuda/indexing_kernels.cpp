@@ -95,7 +95,7 @@ void gen_scatter(KernelBuilder& b, const IndexKernelConfig& cfg) {
     b.for_range(b.mov(PtxType::s64, 0), as_s64(b, m), 1, PtxType::s64, [&](Reg j) {
       const Reg k = b.ld_global_nc(
           PtxType::s64, ptx::element_address(b, index, offset3(b, is, o, j, i), DType::I64));
-      const Reg from = ptx::element_address(b, src, offset3(b, ss, o, j, i), d);
+      const Reg from = ptx::element_address(b, src, offset3(b, ss, o, j, i), cfg.src);
       const Reg to = ptx::element_address(b, out, offset3(b, os, o, k, i), d);
       if (cfg.op == ScatterOp::Assign) {
         b.st(ptx::Space::global, mem, to, b.ld_global_nc(mem, from));
@@ -103,7 +103,8 @@ void gen_scatter(KernelBuilder& b, const IndexKernelConfig& cfg) {
       }
       // out is read and written by this thread: a coherent load.
       const Value cur = ptx::from_storage(b, b.ld_global(mem, to), d, acc);
-      const Value v = ptx::from_storage(b, b.ld_global_nc(mem, from), d, acc);
+      const Value v =
+          ptx::from_storage(b, b.ld_global_nc(ptx::storage_mem_type(cfg.src), from), cfg.src, acc);
       ptx::store_element(b, d, to, combine(cfg.op, cur, v));
     });
   });
@@ -113,12 +114,17 @@ void gen_scatter(KernelBuilder& b, const IndexKernelConfig& cfg) {
 
 std::string IndexKernelConfig::name() const {
   return std::string(scatter ? "index_scatter_" : "index_gather_") +
-         (scatter ? std::string(op_label(op)) + "_" : "") + std::string(dtype_name(dtype));
+         (scatter ? std::string(op_label(op)) + "_" : "") + std::string(dtype_name(dtype)) +
+         (scatter && src != dtype ? "_from_" + std::string(dtype_name(src)) : "");
 }
 
 GeneratedKernel generate_index_kernel(const IndexKernelConfig& cfg, const ptx::Target& target) {
   const bool half = cfg.dtype == DType::F16 || cfg.dtype == DType::BF16;
-  if (cfg.scatter && cfg.op != ScatterOp::Assign && (half || cfg.dtype == DType::Bool))
+  const bool half_src = cfg.src == DType::F16 || cfg.src == DType::BF16;
+  const bool src_ok =
+      cfg.src == cfg.dtype || (cfg.dtype == DType::F32 && half_src && cfg.op != ScatterOp::Assign);
+  if (cfg.scatter &&
+      (!src_ok || (cfg.op != ScatterOp::Assign && (half || cfg.dtype == DType::Bool))))
     fail<BackendError>("cuda", "index_scatter: invalid kernel configuration ", cfg.name());
   KernelBuilder b(cfg.name(), target);
   ptx::FormulaScope scope(b, reduce_acc_type(cfg.dtype));

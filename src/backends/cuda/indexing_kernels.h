@@ -12,8 +12,8 @@
 // of that determinism. Assign moves bits; the reductions combine in reduce_acc_type (f64,
 // f32, s64: integer Sum and Prod wrap when stored) with the NaN-sticky max/min of
 // math/reduce_rules.h. F16 and BF16 reductions are launched on an F32 copy of out, so they
-// round once. Parameters: out, index, src (u64); outer, m, inner (u64); out's, index's and
-// src's strides (3 x s64 each).
+// round once (src F16 or BF16, out F32). Parameters: out, index, src (u64); outer, m, inner (u64);
+// out's, index's and src's strides (3 x s64 each).
 #pragma once
 
 #include <string>
@@ -31,6 +31,8 @@ struct IndexKernelConfig {
   bool scatter = false;              // index_scatter, else index_gather
   ScatterOp op = ScatterOp::Assign;  // scatter only
   DType dtype = DType::F32;          // reductions: F64, F32, I64, I32 or U8
+  // scatter's src: dtype, or F16/BF16 into an F32 out (their reductions).
+  DType src = DType::F32;
 
   std::string name() const;
 };
