@@ -192,6 +192,8 @@ std::vector<Case> indexing_cases() {
          scatter_reduce(Var(f32({3}), true), 0, i64({0}, {1}), Var(f32({1})), ScatterReduce::Prod);
        },
        NUMR_THROWS(InvalidArgument, "scatter_reduce")},
+      {"gather_nd_var_0d_index", [] { gather_nd(Var(f32({3}), true), t_of(D::I64, {})); },
+       NUMR_THROWS(InvalidDimension, "gather_nd")},
       {"gather_var_index_high", [] { gather(Var(f32({3}), true), 0, i64({3}, {1})); },
        NUMR_THROWS(IndexOutOfBounds, "gather")},
   };

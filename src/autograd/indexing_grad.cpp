@@ -168,7 +168,8 @@ Var embedding_lookup(const Var& weight, const Tensor& index) {
 
 Var gather_nd(const Var& x, const Tensor& index) {
   const OpScope scope("gather_nd");
-  return record("gather_nd", gather_nd(x.tensor(), index), {x},
+  Tensor value = gather_nd(x.tensor(), index);  // checks index before components() reads it
+  return record("gather_nd", std::move(value), {x},
                 [comps = components(index)](const Var& g, const Node& n) -> Grads {
                   return {index_put(zeros_of(n.input(0)), comps, g, true)};
                 });
