@@ -50,21 +50,23 @@ inline void write_bytes(const std::string& path, const std::vector<uint8_t>& byt
   out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
-// tests/data/io/<name>, found by walking up from the test program (build trees live inside
-// the source tree), or from NUMR_TEST_DATA when set.
-inline std::string fixture(const std::string& name) {
-  if (const char* env = std::getenv("NUMR_TEST_DATA"))
-    return (fs::path(env) / "io" / name).string();
+// tests/data/<dir>/<name>, found by walking up from the test program (build trees live
+// inside the source tree), or under NUMR_TEST_DATA when set.
+inline std::string fixture_in(const std::string& dir, const std::string& name) {
+  if (const char* env = std::getenv("NUMR_TEST_DATA")) return (fs::path(env) / dir / name).string();
   std::error_code ec;
   for (fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path(); !p.empty();
        p = p.parent_path()) {
-    const fs::path candidate = p / "tests" / "data" / "io" / name;
+    const fs::path candidate = p / "tests" / "data" / dir / name;
     if (fs::exists(candidate)) return candidate.string();
     if (p == p.root_path()) break;
   }
-  ADD_FAILURE() << "fixture tests/data/io/" << name << " not found above the test program";
+  ADD_FAILURE() << "fixture tests/data/" << dir << "/" << name
+                << " not found above the test program";
   return "/nonexistent/" + name;
 }
+// tests/data/io/<name>.
+inline std::string fixture(const std::string& name) { return fixture_in("io", name); }
 
 // The bytes of t's elements in row-major order.
 inline std::vector<uint8_t> bytes_of(const Tensor& t) {

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "numr/indexing.h"
+
 namespace numr {
 
 class Var;
@@ -129,6 +131,22 @@ Var where_cond(const Tensor& cond, const Var& x, const Var& y);
 Var where_cond(const Tensor& cond, const Var& x, double y);
 Var where_cond(const Tensor& cond, double x, const Var& y);
 // As for Tensor (ops.h); the gradient is the incoming one masked to the kept triangle.
+// Indexing (numr/indexing.h), differentiable in x, src and values (not in the indexes).
+// scatter_reduce has gradients for Sum, Mean, Amax and Amin (shared equally among the
+// elements that attain the extreme, as in PyTorch); Prod throws InvalidArgument.
+Var gather(const Var& x, int64_t dim, const Tensor& index);
+Var scatter(const Var& x, int64_t dim, const Tensor& index, const Var& src);
+Var scatter_reduce(const Var& x, int64_t dim, const Tensor& index, const Var& src,
+                   ScatterReduce reduce, bool include_self = true);
+Var index_select(const Var& x, int64_t dim, const Tensor& index);
+Var take(const Var& x, const Tensor& index);
+Var embedding_lookup(const Var& weight, const Tensor& index);
+Var gather_nd(const Var& x, const Tensor& index);
+Var index_put(const Var& x, const std::vector<Tensor>& indices, const Var& values,
+              bool accumulate = false);
+Var put(const Var& x, const Tensor& index, const Var& values, bool accumulate = false);
+Var masked_select(const Var& x, const Tensor& mask);
+
 Var tril(const Var& x, int64_t diagonal = 0);
 Var triu(const Var& x, int64_t diagonal = 0);
 template <ShapeLike S>

@@ -7,6 +7,7 @@
 #include "numr/dtype.h"
 #include "numr/error.h"
 #include "numr/half.h"
+#include "numr/indexing.h"
 #include "numr/io.h"
 #include "numr/losses.h"
 #include "numr/norm.h"

@@ -136,6 +136,30 @@ struct SearchSortedCall {
   bool right = false;
 };
 
+// out[o, j, i] = x[o, index[o, j, i], i] for o < outer, j < m, i < inner: x is [outer, n,
+// inner] and index (I64) [outer, m, inner], each with any strides (0 where broadcast: that
+// is how index_select, embedding_lookup and take give a 1-D index to every o and i); out is
+// contiguous [outer, m, inner] of x's dtype. Every index is in [0, n): the front end has
+// checked them, so a kernel never reads outside x.
+struct GatherCall {
+  TensorRef x, index, out;
+};
+
+// How index_scatter combines a value with the one already at its target.
+enum class ScatterOp : uint8_t { Assign, Sum, Prod, Amax, Amin };
+// For o < outer, i < inner and j = 0, 1, ..., m - 1 in that order:
+//   out[o, index[o, j, i], i] = op(out[o, index[o, j, i], i], src[o, j, i])
+// out is [outer, n, inner] (any strides, a view of a result the front end owns: its
+// contiguous output or a box of it) already holding the initial values; index (I64) and
+// src are [outer, m, inner] with any strides. Assign keeps the last j; Amax and Amin are
+// NaN-sticky like max and min; integer Sum and Prod wrap. F16 and BF16 reduce in F32 and
+// round once per element. The result must not depend on thread timing (no float atomics):
+// each (o, i) column is one thread's, walked in order of j. Indexes are in [0, n).
+struct ScatterCall {
+  ScatterOp op = ScatterOp::Assign;
+  TensorRef out, index, src;
+};
+
 // dst = src converted to dst's dtype; equal shapes, any strides on both (dst may be a view
 // into a larger tensor; dst never overlaps src).
 struct CopyCall {
@@ -213,6 +237,9 @@ class Backend {
   // sort, argsort and topk (sort_rows), searchsorted (search_sorted), where supports() says so.
   virtual void sort_rows(const SortCall& call);
   virtual void search_sorted(const SearchSortedCall& call);
+  // The indexing primitives (gather, scatter, scatter_reduce and the ops built on them).
+  virtual void index_gather(const GatherCall& call);
+  virtual void index_scatter(const ScatterCall& call);
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so

@@ -38,5 +38,7 @@ void Backend::row_norm(const RowNormCall&) { no_kernel(*this, "row_norm"); }
 void Backend::row_norm_bwd(const RowNormBwdCall&) { no_kernel(*this, "row_norm_bwd"); }
 void Backend::sort_rows(const SortCall&) { no_kernel(*this, "sort_rows"); }
 void Backend::search_sorted(const SearchSortedCall&) { no_kernel(*this, "search_sorted"); }
+void Backend::index_gather(const GatherCall&) { no_kernel(*this, "index_gather"); }
+void Backend::index_scatter(const ScatterCall&) { no_kernel(*this, "index_scatter"); }
 
 }  // namespace numr

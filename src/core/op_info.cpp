@@ -18,7 +18,8 @@ constexpr bool kDIFF = true;
 constexpr bool kNONDIFF = false;
 
 // Ops with a composition (src/ops/compose): the fused and derived families, the reductions
-// that are sums underneath, the GEMMs, the normalisations, attention and sorting.
+// that are sums underneath, the GEMMs, the normalisations, attention, sorting and the
+// indexing primitives.
 constexpr bool has_composition(OpId id, OpFamily f) {
   switch (f) {
     case OpFamily::ActMul:
@@ -31,6 +32,8 @@ constexpr bool has_composition(OpId id, OpFamily f) {
     case OpFamily::Norm:
     case OpFamily::Attention:
     case OpFamily::Sort: return true;
+    case OpFamily::Index:
+      return id == OpId::gather || id == OpId::scatter || id == OpId::scatter_reduce;
     default: return id == OpId::mean || id == OpId::var || id == OpId::std || id == OpId::logsumexp;
   }
 }
@@ -60,13 +63,13 @@ bool op_accepts(OpId id, DType t) {
 }
 
 std::string_view family_name(OpFamily f) {
-  static constexpr std::array<std::string_view, 26> kNames = {
+  static constexpr std::array<std::string_view, 27> kNames = {
       "Unary",   "UnaryPred", "Activation", "Binary",   "Ternary",   "Scalar",
       "Compare", "Logical",   "Select",     "Clamp",    "Reduce",    "Scan",
       "Softmax", "Matmul",    "Shape",      "View",     "Copy",      "Factory",
       "ActMul",  "ActBwd",    "ActMulBwd",  "Epilogue", "Norm",      "Attention",
-      "Misc",    "Sort"};
-  static_assert(kNames.size() == size_t(OpFamily::Sort) + 1);
+      "Misc",    "Sort",      "Index"};
+  static_assert(kNames.size() == size_t(OpFamily::Index) + 1);
   if (size_t(f) >= kNames.size())
     fail<InvalidArgument>("family_name", "invalid op family ", unsigned(f));
   return kNames[size_t(f)];

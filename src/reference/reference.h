@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "numr/indexing.h"
 #include "numr/op_info.h"
 #include "numr/ops.h"
 #include "numr/shape.h"
@@ -78,5 +79,23 @@ void sort(const RefTensor& x, int64_t dim, int64_t k, bool descending, RefTensor
 RefTensor searchsorted(const RefTensor& seq, const RefTensor& values, bool right);
 // The distinct elements of x, ascending (each NaN distinct), and how often each occurs.
 void unique(const RefTensor& x, RefTensor& values, RefTensor& counts);
+// Indexing. Indexes are doubles holding integers in range (the tests check bounds apart).
+// gather along dim: out has index's shape.
+RefTensor gather(const RefTensor& x, int64_t dim, const RefTensor& index);
+// scatter (reduce = nullopt: the last value wins) or scatter_reduce along dim: a copy of x
+// with src's values (src at least index's extents) combined in row-major order of index.
+// `integer`: Mean rounds down.
+RefTensor scatter(const RefTensor& x, int64_t dim, const RefTensor& index, const RefTensor& src,
+                  std::optional<ScatterReduce> reduce, bool include_self, bool integer);
+RefTensor index_select(const RefTensor& x, int64_t dim, const RefTensor& index);
+RefTensor take(const RefTensor& x, const RefTensor& index);
+RefTensor embedding_lookup(const RefTensor& weight, const RefTensor& index);
+RefTensor gather_nd(const RefTensor& x, const RefTensor& index);
+RefTensor index_put(const RefTensor& x, const std::vector<RefTensor>& indices,
+                    const RefTensor& values, bool accumulate);
+RefTensor put(const RefTensor& x, const RefTensor& index, const RefTensor& values, bool accumulate);
+RefTensor masked_select(const RefTensor& x, const RefTensor& mask);
+RefTensor nonzero(const RefTensor& x);
+RefTensor bincount(const RefTensor& x, const RefTensor* weights, int64_t minlength);
 
 }  // namespace numr::reference

@@ -59,6 +59,9 @@ constexpr OpId kKernels[] = {
     OpId::argsort,
     OpId::topk,
     OpId::searchsorted,
+    OpId::gather,
+    OpId::scatter,
+    OpId::scatter_reduce,
 };
 
 class CpuBackend final : public Backend {
@@ -92,6 +95,8 @@ class CpuBackend final : public Backend {
   void row_norm_bwd(const RowNormBwdCall& c) override { kernels().row_norm_bwd(c); }
   void sort_rows(const SortCall& c) override { kernels().sort_rows(c); }
   void search_sorted(const SearchSortedCall& c) override { kernels().search_sorted(c); }
+  void index_gather(const GatherCall& c) override { kernels().index_gather(c); }
+  void index_scatter(const ScatterCall& c) override { kernels().index_scatter(c); }
   void copy(const CopyCall& c) override { kernels().copy(c); }
   void fill(const FillCall& c) override { kernels().fill(c); }
   void sequence(const SequenceCall& c) override { kernels().sequence(c); }

@@ -30,6 +30,9 @@ constexpr OpId kKernels[] = {
     OpId::bias_activation_bwd,
     OpId::rms_norm,
     OpId::layer_norm,
+    OpId::gather,
+    OpId::scatter,
+    OpId::scatter_reduce,
 };
 
 }  // namespace
@@ -128,6 +131,14 @@ void CudaBackend::row_norm(const RowNormCall& c) {
 void CudaBackend::row_norm_bwd(const RowNormBwdCall& c) {
   dev_.make_current();
   run_row_norm_bwd(dev_, c);
+}
+void CudaBackend::index_gather(const GatherCall& c) {
+  dev_.make_current();
+  run_index_gather(dev_, c);
+}
+void CudaBackend::index_scatter(const ScatterCall& c) {
+  dev_.make_current();
+  run_index_scatter(dev_, c);
 }
 
 void CudaBackend::copy(const CopyCall& c) {

@@ -37,6 +37,8 @@ class CudaBackend final : public Backend {
   void bias_activation_bwd(const BiasActBwdCall& call) override;
   void row_norm(const RowNormCall& call) override;
   void row_norm_bwd(const RowNormBwdCall& call) override;
+  void index_gather(const GatherCall& call) override;
+  void index_scatter(const ScatterCall& call) override;
   void copy(const CopyCall& call) override;
   void fill(const FillCall& call) override;
   void sequence(const SequenceCall& call) override;

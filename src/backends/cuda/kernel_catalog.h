@@ -18,6 +18,8 @@ std::vector<GeneratedKernel> epilogue_kernels(
     const ptx::Target& target);  // fused GEMM epilogue passes
 std::vector<GeneratedKernel> norm_kernels(
     const ptx::Target& target);  // rms_norm, layer_norm: forward and backward
+std::vector<GeneratedKernel> index_kernels(
+    const ptx::Target& target);  // index_gather, index_scatter
 
 std::vector<GeneratedKernel> all_kernels(const ptx::Target& target);
 

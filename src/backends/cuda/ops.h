@@ -18,6 +18,8 @@ void run_matmul_epilogue(CudaDevice& dev, const GemmEpilogueCall& call);
 void run_bias_activation_bwd(CudaDevice& dev, const BiasActBwdCall& call);
 void run_row_norm(CudaDevice& dev, const RowNormCall& call);
 void run_row_norm_bwd(CudaDevice& dev, const RowNormBwdCall& call);
+void run_index_gather(CudaDevice& dev, const GatherCall& call);
+void run_index_scatter(CudaDevice& dev, const ScatterCall& call);
 // Any strides and dtypes. (CudaBackend::copy itself handles a contiguous copy between
 // equal dtypes with one cuMemcpyDtoDAsync and never calls this for it.)
 void run_copy(CudaDevice& dev, const CopyCall& call);

@@ -91,6 +91,8 @@ struct KernelTable {
   void (*row_norm_bwd)(const RowNormBwdCall&);
   void (*sort_rows)(const SortCall&);
   void (*search_sorted)(const SearchSortedCall&);
+  void (*index_gather)(const GatherCall&);
+  void (*index_scatter)(const ScatterCall&);
   void (*epilogue_rows)(const EpilogueRows&);
   // Null below AVX-512; false, having done nothing, for BF16 on a CPU without AVX512-BF16.
   bool (*own_gemm)(const OwnGemmCall&);
@@ -113,6 +115,8 @@ struct KernelTable {
   void row_norm_bwd(const RowNormBwdCall&);                               \
   void sort_rows(const SortCall&);                                        \
   void search_sorted(const SearchSortedCall&);                            \
+  void index_gather(const GatherCall&);                                   \
+  void index_scatter(const ScatterCall&);                                 \
   void epilogue_rows(const EpilogueRows&);                                \
   bool own_gemm(const OwnGemmCall&);                                      \
   void copy(const CopyCall&);                                             \

@@ -19,6 +19,8 @@ const KernelTable table = {NUMR_STR(NUMR_ISA),
                            row_norm_bwd,
                            sort_rows,
                            search_sorted,
+                           index_gather,
+                           index_scatter,
                            epilogue_rows,
 #if NUMR_ISA_LEVEL >= 3
                            own_gemm,
