@@ -40,7 +40,8 @@ enum class OpFamily : uint8_t {
   Norm,
   Attention,
   Misc,
-  Sort
+  Sort,
+  Conv
 };
 
 struct OpInfo {
