@@ -19,6 +19,26 @@ std::vector<Case> conv_cases() {
          conv1d(f32({2, 4, 5}), f32({6, 2, 3}), f32({6}), 2, 1, 1, 2);
        },
        NUMR_OK},
+      {"conv1d_empty_batch_ok",
+       [] {
+         conv1d(f32({0, 2, 5}), f32({3, 2, 2}), f32({3}));
+       },
+       NUMR_OK},
+      {"conv2d_empty_batch_var_ok",
+       [] {
+         conv2d(leaf({0, 2, 3, 3}), leaf({3, 2, 2, 2}));
+       },
+       NUMR_OK},
+      {"cdist_empty_rows_ok",
+       [] {
+         cdist(f32({0, 3}), f32({4, 3}));
+       },
+       NUMR_OK},
+      {"pdist_empty_ok",
+       [] {
+         pdist(f32({0, 3}));
+       },
+       NUMR_OK},
       {"conv1d_unbatched_ok",
        [] {
          conv1d(f32({4, 5}), f32({3, 4, 5}));
