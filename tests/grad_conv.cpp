@@ -3,6 +3,7 @@
 // second-order check differentiates through it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "numr/numr.h"
@@ -86,6 +87,13 @@ TEST(GradConv, CdistZeroDistanceGradientIsZero) {
     const Gradients g = backward(loss);
     for (double v : g[x1].to_vector<double>()) EXPECT_EQ(v, 0.0) << "p " << p;
     for (double v : g[x2].to_vector<double>()) EXPECT_EQ(v, 0.0) << "p " << p;
+    // The second order through all pairs, the identical ones included, stays finite (p = 1's
+    // gradient is a constant sign, without history).
+    if (p == 1.0) continue;
+    const VarGradients gg = backward(sum(cdist(x1, x2, p)), {.create_graph = true});
+    const Gradients g2 = backward(sum(gg[x1] * gg[x1]) + sum(gg[x2] * gg[x2]));
+    for (const Var* leaf : {&x1, &x2})
+      for (double v : g2[*leaf].to_vector<double>()) EXPECT_TRUE(std::isfinite(v)) << "p " << p;
   }
 }
 

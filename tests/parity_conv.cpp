@@ -510,12 +510,13 @@ TEST(ConvOps, Conv2dContractsThroughTheGemm) {
   EXPECT_EQ(v[size_t(33)], 64.0f * 9.0f);  // an inner position sees all of it
 }
 
-// Enough rows that cdist works in two blocks of rows; the blocks meet without a seam.
+// Enough rows that cdist works in two blocks of rows (2^24 differences at a time); the
+// blocks meet without a seam.
 TEST(ConvOps, CdistInBlocksOfRows) {
-  const Tensor a = input({8200, 2}, DType::F64, Device::cpu(), Layout::Contiguous, 15);
-  const Tensor b = input({1024, 2}, DType::F64, Device::cpu(), Layout::Transposed, 16);
-  const RefTensor want = ref_cdist(test::to_ref(a), test::to_ref(b), 2.0);
-  EXPECT_EQ(test::compare(cdist(a, b, 2.0), want, distance_tolerance(DType::F64, 2, 2.0)), "");
+  const Tensor a = input({16400, 16}, DType::F32, Device::cpu(), Layout::Contiguous, 15);
+  const Tensor b = input({64, 16}, DType::F32, Device::cpu(), Layout::Transposed, 16);
+  const RefTensor want = ref_cdist(test::to_ref(a), test::to_ref(b), 1.0);
+  EXPECT_EQ(test::compare(cdist(a, b, 1.0), want, distance_tolerance(DType::F32, 16, 1.0)), "");
 }
 
 }  // namespace
