@@ -1,6 +1,7 @@
 // Bad input to convolution and distance (conv1d, conv2d, depthwise_conv2d,
 // conv_transpose1d, cdist, pdist), for the Tensor and the Var forms.
 #include <cstdint>
+#include <limits>
 
 #include "bad_input_table.h"
 
@@ -8,6 +9,8 @@ namespace numr::bad_input {
 namespace {
 
 using D = DType;
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t k2p59 = int64_t(1) << 59;
 
 Var leaf(const Shape& shape) { return Var(f32(shape), true); }
 
@@ -124,6 +127,41 @@ std::vector<Case> conv_cases() {
          conv1d(f32({1, 2, 5}), f32({3, 2, 3}), Tensor(), 1, 0, 2);
        },
        NUMR_OK},
+      {"conv1d_padding_huge",
+       [] {
+         conv1d(f32({1, 2, 5}), f32({3, 2, 1}), Tensor(), 1, kI64Max);
+       },
+       NUMR_THROWS(InvalidArgument, "conv1d")},
+      {"conv1d_padded_too_big",
+       [] {
+         conv1d(f32({1, 2, 5}), f32({3, 2, 1}), Tensor(), 1, k2p59);
+       },
+       NUMR_THROWS(InvalidArgument, "conv1d")},
+      {"conv1d_dilation_huge",
+       [] {
+         conv1d(f32({1, 2, 5}), f32({3, 2, 3}), Tensor(), 1, 0, kI64Max);
+       },
+       NUMR_THROWS(InvalidArgument, "conv1d")},
+      {"conv1d_stride_huge_ok",
+       [] {
+         conv1d(f32({1, 2, 5}), f32({3, 2, 3}), Tensor(), kI64Max);
+       },
+       NUMR_OK},
+      {"conv_transpose1d_stride_huge",
+       [] {
+         conv_transpose1d(f32({1, 2, 3}), f32({2, 2, 2}), Tensor(), kI64Max);
+       },
+       NUMR_THROWS(InvalidArgument, "conv_transpose1d")},
+      {"conv_transpose1d_dilation_huge",
+       [] {
+         conv_transpose1d(f32({1, 2, 3}), f32({2, 2, 3}), Tensor(), 1, 0, 0, 1, kI64Max);
+       },
+       NUMR_THROWS(InvalidArgument, "conv_transpose1d")},
+      {"conv_transpose1d_output_padding_huge",
+       [] {
+         conv_transpose1d(f32({1, 2, 3}), f32({2, 2, 3}), Tensor(), kI64Max, 0, kI64Max - 1);
+       },
+       NUMR_THROWS(InvalidArgument, "conv_transpose1d")},
       {"conv1d_int",
        [] {
          conv1d(t_of(D::I32, {1, 2, 5}), t_of(D::I32, {3, 2, 1}));

@@ -33,12 +33,22 @@ void check_bias(std::string_view op, const Tensor& bias, int64_t channels) {
 // Output length of a window of span (K - 1) d + 1 every stride over padded_len; >= 1.
 int64_t out_len(std::string_view op, int64_t padded_len, int64_t k, int64_t d, int64_t stride,
                 std::string_view what) {
-  const int64_t span = (k - 1) * d + 1;
-  const int64_t size = padded_len >= span ? (padded_len - span) / stride + 1 : 0;
-  if (size < 1)
-    fail<InvalidArgument>(op, "output size ", size, " along ", what, " is too small: padded input ",
-                          padded_len, " is shorter than the dilated kernel ", span);
-  return size;
+  int64_t span = 0;
+  const bool huge = __builtin_mul_overflow(k - 1, d, &span) || span >= kMaxNumel;
+  if (huge || padded_len < span + 1)
+    fail<InvalidArgument>(
+        op, "output size 0 along ", what, " is too small: padded input ", padded_len,
+        " is shorter than the dilated kernel ",
+        huge ? std::string("(K - 1) dilation + 1 > 2^60") : std::to_string(span + 1));
+  return (padded_len - span - 1) / stride + 1;
+}
+
+// a * b + c, or InvalidArgument when it leaves int64.
+int64_t checked_mul_add(std::string_view op, int64_t a, int64_t b, int64_t c) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r) || __builtin_add_overflow(r, c, &r))
+    fail<InvalidArgument>(op, "output size overflows int64");
+  return r;
 }
 
 }  // namespace
@@ -64,6 +74,8 @@ ops::ConvGeometry ops::conv_geometry(std::string_view op, OpId id, const Tensor&
       fail<InvalidArgument>(op, "dilation must be >= 1, got ", dilation[size_t(i)]);
     if (padding[size_t(i)] < 0)
       fail<InvalidArgument>(op, "padding must be >= 0, got ", padding[size_t(i)]);
+    if (padding[size_t(i)] > kMaxNumel)
+      fail<InvalidArgument>(op, "padding ", padding[size_t(i)], " is more than 2^60");
   }
   const bool batched = x.dim() == spatial + 2;
   const int64_t c = x.shape()[batched ? 1 : 0], o = w.shape()[0];
@@ -74,13 +86,23 @@ ops::ConvGeometry ops::conv_geometry(std::string_view op, OpId id, const Tensor&
     fail<ShapeMismatch>(op, "input has ", c, " channels; weight of shape ", shape_str(w.shape()),
                         " with groups = ", groups, " expects ", w.shape()[1] * groups);
   check_bias(op, bias, o);
-  const int64_t first = batched ? 2 : 1;
+  const int64_t first = batched ? 2 : 1, n = batched ? x.shape()[0] : 1;
+  // The padded input, the columns [N, C K.., L..] and the result must be tensors numr holds.
+  Shape padded{n, c}, cols{n, c}, out{n, o};
   for (int64_t i = 0; i < spatial; ++i) {
     const int64_t k = w.shape()[size_t(2 + i)];
     if (k < 1) fail<InvalidArgument>(op, "kernel size must be >= 1, got ", k);
-    out_len(op, x.shape()[size_t(first + i)] + 2 * padding[size_t(i)], k, dilation[size_t(i)],
-            stride[size_t(i)], "spatial dim " + std::to_string(i));
+    const int64_t len = x.shape()[size_t(first + i)] + 2 * padding[size_t(i)];
+    const int64_t lo = out_len(op, len, k, dilation[size_t(i)], stride[size_t(i)],
+                               "spatial dim " + std::to_string(i));
+    padded.push_back(len);
+    cols.push_back(k);
+    cols.push_back(lo);
+    out.push_back(lo);
   }
+  checked_numel(op, padded);
+  checked_numel(op, cols);
+  checked_numel(op, out);
   return {spatial, std::move(stride), std::move(padding), std::move(dilation), groups, batched};
 }
 
@@ -127,10 +149,19 @@ ops::TransposeGeometry ops::conv_transpose_geometry(const Tensor& x, const Tenso
   const int64_t k = w.shape()[2];
   if (k < 1) fail<InvalidArgument>(op, "kernel size must be >= 1, got ", k);
   check_bias(op, bias, w.shape()[1] * groups);
-  const int64_t size = (len - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1;
-  if (len < 1 || size < 1)
-    fail<InvalidArgument>(op, "output size ", len < 1 ? 0 : size, " is too small (input length ",
-                          len, ")");
+  if (padding > kMaxNumel) fail<InvalidArgument>(op, "padding ", padding, " is more than 2^60");
+  if (len < 1) fail<InvalidArgument>(op, "output size 0 is too small (input length 0)");
+  // The input with zeros between and around, and the result, as conv_transpose_1d builds them.
+  const int64_t spread = checked_mul_add(op, len - 1, stride, 1);
+  const int64_t reach = checked_mul_add(op, dilation, k - 1, 0);
+  const int64_t tail = checked_mul_add(op, 1, reach, output_padding);
+  const int64_t size = checked_mul_add(op, 1, spread - 2 * padding, tail);
+  if (size < 1)
+    fail<InvalidArgument>(op, "output size ", size, " is too small (input length ", len, ")");
+  const int64_t n = batched ? x.shape()[0] : 1;
+  checked_numel(op, {n, c, checked_mul_add(op, 1, size, reach)});
+  checked_numel(op, {n, c, k, size});  // the columns of the inner convolution
+  checked_numel(op, {n, w.shape()[1] * groups, size});
   return {stride, padding, output_padding, dilation, groups, batched};
 }
 
