@@ -2,7 +2,6 @@
 // shared with the Var forms). No backend has kernels of its own for them.
 #include "ops/conv.h"
 
-#include <cmath>
 #include <string>
 
 #include "core/op_scope.h"

@@ -8,7 +8,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -58,7 +57,8 @@ namespace numr::compose {
 // The convolution of batched x [N, C, S...] with w [O, C/G, K...] (S, K: 1 or 2 dims):
 // zero padding, then im2col as strided views (unfold over each spatial dim: a window of
 // (K - 1) d + 1 every stride, then every d-th element of it), one copy of the columns
-// as [N, G, C/G K..., L] and one matmul per group against w as [G, O/G, C/G K...].
+// as [N, G, C/G K..., L] and one matmul batched over the groups against w as
+// [G, O/G, C/G K...].
 template <class T>
 T conv_nd(const T& x, const T& w, const T& bias, const ops::ConvGeometry& g) {
   const int64_t s = g.spatial, n = x.shape()[0], c = x.shape()[1], o = w.shape()[0];
