@@ -510,6 +510,20 @@ TEST(ConvOps, Conv2dContractsThroughTheGemm) {
   EXPECT_EQ(v[size_t(33)], 64.0f * 9.0f);  // an inner position sees all of it
 }
 
+// Differences whose squares or cubes F16 cannot hold (300^2 > 65504) still give the
+// distance rounded once.
+TEST(ConvOps, CdistOfHalfComputesInFloat) {
+  for (DType t : {DType::F16, DType::BF16}) {
+    const Tensor a = Tensor::from_vector(std::vector<double>{300, -200, 0, 64}, {2, 2}).cast(t);
+    const Tensor b = Tensor::from_vector(std::vector<double>{-100, 100, 1, 2}, {2, 2}).cast(t);
+    for (double p : {2.0, 3.0, 1.0, kInf}) {
+      const RefTensor want = ref_cdist(test::to_ref(a), test::to_ref(b), p);
+      EXPECT_EQ(test::compare(cdist(a, b, p), want, distance_tolerance(t, 2, p)), "")
+          << t << " p " << p;
+    }
+  }
+}
+
 // Enough rows that cdist works in two blocks of rows (2^24 differences at a time); the
 // blocks meet without a seam.
 TEST(ConvOps, CdistInBlocksOfRows) {

@@ -168,8 +168,12 @@ T cdist_block(const T& x1, const T& x2, double p) {
 }
 
 // cdist in blocks of rows of x1, so the differences held at once stay near 2^24 elements.
+// F16 and BF16 compute in F32 and round once: their squares and powers would overflow (a
+// difference of 256 squares to F16's largest finite value) and each step would round.
 template <class T>
 T cdist(const T& x1, const T& x2, double p) {
+  if (x1.dtype() == DType::F16 || x1.dtype() == DType::BF16)
+    return cast(cdist(cast(x1, DType::F32), cast(x2, DType::F32), p), x1.dtype());
   const int64_t rows = x1.shape()[x1.dim() - 2], r = x2.shape()[x2.dim() - 2];
   const int64_t m = x1.shape().back();
   Shape batch1(x1.shape().begin(), x1.shape().end() - 2);
