@@ -400,7 +400,7 @@ TEST(RobustEnums, InvalidOpIdsAndFamilies) {
   expect_error<InvalidArgument>("op_info", [] { op_accepts(OpId(5000), DType::F32); });
   expect_error<InvalidArgument>("family_name", [] { family_name(OpFamily(99)); });
   expect_error<InvalidArgument>("family_name",
-                                [] { family_name(OpFamily(uint8_t(OpFamily::Index) + 1)); });
+                                [] { family_name(OpFamily(uint8_t(OpFamily::Conv) + 1)); });
   const OpInfo& last = all_ops().back();
   EXPECT_EQ(op_name(last.id), last.name);
   EXPECT_EQ(family_name(OpFamily::Unary), "Unary");

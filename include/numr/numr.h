@@ -3,6 +3,7 @@
 
 #include "numr/attention.h"
 #include "numr/autograd.h"
+#include "numr/conv.h"
 #include "numr/device.h"
 #include "numr/dtype.h"
 #include "numr/error.h"

@@ -41,7 +41,8 @@ enum class OpFamily : uint8_t {
   Attention,
   Misc,
   Sort,
-  Index
+  Index,
+  Conv
 };
 
 struct OpInfo {

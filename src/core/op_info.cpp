@@ -63,13 +63,13 @@ bool op_accepts(OpId id, DType t) {
 }
 
 std::string_view family_name(OpFamily f) {
-  static constexpr std::array<std::string_view, 27> kNames = {
+  static constexpr std::array<std::string_view, 28> kNames = {
       "Unary",   "UnaryPred", "Activation", "Binary",   "Ternary",   "Scalar",
       "Compare", "Logical",   "Select",     "Clamp",    "Reduce",    "Scan",
       "Softmax", "Matmul",    "Shape",      "View",     "Copy",      "Factory",
       "ActMul",  "ActBwd",    "ActMulBwd",  "Epilogue", "Norm",      "Attention",
-      "Misc",    "Sort",      "Index"};
-  static_assert(kNames.size() == size_t(OpFamily::Index) + 1);
+      "Misc",    "Sort",      "Index",      "Conv"};
+  static_assert(kNames.size() == size_t(OpFamily::Conv) + 1);
   if (size_t(f) >= kNames.size())
     fail<InvalidArgument>("family_name", "invalid op family ", unsigned(f));
   return kNames[size_t(f)];
