@@ -18,8 +18,7 @@ using test::check_gradients;
 using test::Layout;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
-  return test::make_input(shape, DType::F64, Device::cpu(),
-                          {.lo = -1.5, .hi = 1.5, .layout = layout}, seed);
+  return test::grad_input(shape, seed, layout, 1.5);
 }
 
 void check(const std::string& what, const Shape& qs, const Shape& ks, const Shape& vs,

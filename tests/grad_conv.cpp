@@ -17,8 +17,7 @@ using test::check_gradients;
 using test::Layout;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
-  return test::make_input(shape, DType::F64, Device::cpu(),
-                          {.lo = -1.0, .hi = 1.0, .layout = layout}, seed);
+  return test::grad_input(shape, seed, layout, 1.0);
 }
 
 Var sq(const Var& v) { return v * v; }

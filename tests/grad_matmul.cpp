@@ -12,8 +12,7 @@ using test::check_gradients;
 using test::Layout;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
-  return test::make_input(shape, DType::F64, Device::cpu(),
-                          {.lo = -2.0, .hi = 2.0, .layout = layout}, seed);
+  return test::grad_input(shape, seed, layout);
 }
 
 const test::VarFn kMatmul = [](const std::vector<Var>& v) { return matmul(v[0], v[1]); };

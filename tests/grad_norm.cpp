@@ -20,8 +20,7 @@ using test::check_gradients;
 using test::Layout;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
-  return test::make_input(shape, DType::F64, Device::cpu(),
-                          {.lo = -2.0, .hi = 2.0, .layout = layout}, seed);
+  return test::grad_input(shape, seed, layout);
 }
 
 struct Case {

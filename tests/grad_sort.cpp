@@ -18,8 +18,7 @@ using test::Layout;
 
 // Values spread far apart relative to the central-difference step, so no two swap places.
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
-  return test::make_input(shape, DType::F64, Device::cpu(),
-                          {.lo = -3.0, .hi = 3.0, .layout = layout}, seed);
+  return test::grad_input(shape, seed, layout, 3.0);
 }
 
 TEST(GradSort, SortValues) {

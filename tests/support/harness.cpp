@@ -141,6 +141,11 @@ Tensor make_input(const Shape& shape, DType dtype, Device dev, const InputSpec& 
   return from_doubles(v, shape, dtype, dev);
 }
 
+Tensor grad_input(const Shape& shape, uint64_t seed, Layout layout, double bound) {
+  return make_input(shape, DType::F64, Device::cpu(), {.lo = -bound, .hi = bound, .layout = layout},
+                    seed);
+}
+
 RefTensor to_ref(const Tensor& t) {
   return RefTensor{t.shape(), t.to(Device::cpu()).cast(DType::F64).to_vector<double>()};
 }

@@ -58,9 +58,12 @@ InputSpec unit_spec(Layout l = Layout::Contiguous);
 Tensor make_input(const Shape& shape, DType dtype, Device dev, const InputSpec& spec,
                   uint64_t seed);
 
+// An F64 input on the CPU for the gradient checks: values uniform in [-bound, bound].
+Tensor grad_input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous,
+                  double bound = 2.0);
+
 // The tensor's values as doubles (on the host, row-major).
 RefTensor to_ref(const Tensor& t);
-
 
 // Compares; NaN must match NaN, ±Inf the same Inf. ref is rounded to got's dtype first.
 // Returns an empty string on success, else a description of the worst mismatch.
