@@ -14,40 +14,14 @@ namespace {
 Tensor smooth_input(OpId op, const Shape& shape, uint64_t seed) {
   double lo = -2.0, hi = 2.0;
   switch (op) {
-    case OpId::sqrt:
-    case OpId::rsqrt:
-    case OpId::log:
-    case OpId::log2:
-    case OpId::log10:
-    case OpId::pow:
-    case OpId::pow_scalar:
-      lo = 0.3;
-      hi = 3.0;
-      break;
-    case OpId::log1p:
-      lo = -0.5;
-      hi = 2.0;
-      break;
-    case OpId::acosh:
-      lo = 1.2;
-      hi = 3.0;
-      break;
-    case OpId::asin:
-    case OpId::acos:
-    case OpId::atanh:
-    case OpId::erfinv:
-      lo = -0.8;
-      hi = 0.8;
-      break;
-    case OpId::tan:
-      lo = -1.2;
-      hi = 1.2;
-      break;
-    case OpId::recip:
-    case OpId::cbrt:
-      lo = 0.4;
-      hi = 2.0;
-      break;
+    case OpId::sqrt: case OpId::rsqrt: case OpId::log: case OpId::log2: case OpId::log10:
+    case OpId::pow: case OpId::pow_scalar: lo = 0.3; hi = 3.0; break;
+    case OpId::log1p: lo = -0.5; hi = 2.0; break;
+    case OpId::acosh: lo = 1.2; hi = 3.0; break;
+    case OpId::asin: case OpId::acos: case OpId::atanh:
+    case OpId::erfinv: lo = -0.8; hi = 0.8; break;
+    case OpId::tan: lo = -1.2; hi = 1.2; break;
+    case OpId::recip: case OpId::cbrt: lo = 0.4; hi = 2.0; break;
     default: break;
   }
   std::mt19937_64 rng(seed);
@@ -69,19 +43,19 @@ bool in(OpFamily f, std::initializer_list<OpFamily> fs) {
 
 Var call(OpId op, const std::vector<Var>& x) {
   switch (op) {
-#define NUMR_UNARY(name, d, g)                    \
-  case OpId::name: return name(x[0]);             \
-      #define NUMR_BINARY(name, d, g)             \
-  case OpId::name: return name(x[0], x[1]);       \
-      #define NUMR_TERNARY(name, d, g)            \
-  case OpId::name: return name(x[0], x[1], x[2]); \
-      #define NUMR_SCALAR(name, d, g)             \
-  case OpId::name: return name(x[0], 1.7);        \
-      #define NUMR_ACTIVATION(name, d, g)         \
-  case OpId::name: return name(x[0]);             \
-      #define NUMR_ACTIVATION_P(name, p, v, d, g) \
-  case OpId::name: return name(x[0], 1.3);        \
-      #include "numr/op_table.def"
+#define NUMR_UNARY(name, d, g) \
+  case OpId::name: return name(x[0]);
+#define NUMR_BINARY(name, d, g) \
+  case OpId::name: return name(x[0], x[1]);
+#define NUMR_TERNARY(name, d, g) \
+  case OpId::name: return name(x[0], x[1], x[2]);
+#define NUMR_SCALAR(name, d, g) \
+  case OpId::name: return name(x[0], 1.7);
+#define NUMR_ACTIVATION(name, d, g) \
+  case OpId::name: return name(x[0]);
+#define NUMR_ACTIVATION_P(name, p, v, d, g) \
+  case OpId::name: return name(x[0], 1.3);
+#include "numr/op_table.def"
     default: throw std::logic_error("not an elementwise op");
   }
 }
@@ -114,17 +88,20 @@ TEST(GradElementwise, EveryDifferentiableElementwiseOp) {
 
 TEST(GradElementwise, WhereCondAndClamp) {
   const Tensor cond = Tensor::from_vector<uint8_t>({1, 0, 0, 1}, {4}).cast(DType::Bool);
-  check_gradients(OpId::where_cond, "broadcast values",
-                  [cond](const std::vector<Var>& x) {
-                    return where_cond(Var(cond.to(x[0].device())), x[0], x[1]);
-                  },
-                  {smooth_input(OpId::add, {3, 4}, 1), smooth_input(OpId::add, {4}, 2)});
-  check_gradients(OpId::clamp, "both bounds",
-                  [](const std::vector<Var>& x) { return clamp(x[0], -0.5, 0.7); },
-                  {smooth_input(OpId::add, {3, 5}, 3)});
-  check_gradients(OpId::clamp, "lower bound only",
-                  [](const std::vector<Var>& x) { return clamp(x[0], 0.25, std::nullopt); },
-                  {smooth_input(OpId::add, {9}, 4)});
+  check_gradients(
+      OpId::where_cond, "broadcast values",
+      [cond](const std::vector<Var>& x) {
+        return where_cond(Var(cond.to(x[0].device())), x[0], x[1]);
+      },
+      {smooth_input(OpId::add, {3, 4}, 1), smooth_input(OpId::add, {4}, 2)});
+  check_gradients(
+      OpId::clamp, "both bounds",
+      [](const std::vector<Var>& x) { return clamp(x[0], -0.5, 0.7); },
+      {smooth_input(OpId::add, {3, 5}, 3)});
+  check_gradients(
+      OpId::clamp, "lower bound only",
+      [](const std::vector<Var>& x) { return clamp(x[0], 0.25, std::nullopt); },
+      {smooth_input(OpId::add, {9}, 4)});
 }
 
 TEST(GradElementwise, OperatorsMatchNamedOps) {
