@@ -359,7 +359,7 @@ RefTensor ref_cdist(const RefTensor& a, const RefTensor& b, double p) {
     for (int64_t i = 0; i < pr; ++i)
       for (int64_t j = 0; j < r; ++j)
         y.v.push_back(
-            ref_distance(&a.v[size_t((ia * pr + i) * m)], &b.v[size_t((ib * r + j) * m)], m, p));
+            ref_distance(a.v.data() + (ia * pr + i) * m, b.v.data() + (ib * r + j) * m, m, p));
   }
   return y;
 }
@@ -425,7 +425,7 @@ TEST(ParityConv, Pdist) {
       RefTensor want{{n * (n - 1) / 2 > 0 ? n * (n - 1) / 2 : 0}, {}};
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = i + 1; j < n; ++j)
-          want.v.push_back(ref_distance(&xr.v[size_t(i * m)], &xr.v[size_t(j * m)], m, p));
+          want.v.push_back(ref_distance(xr.v.data() + i * m, xr.v.data() + j * m, m, p));
       const std::string msg = check_result(pdist(x, p), want, distance_tolerance(t, m, p), {&x});
       if (!msg.empty())
         return "pdist of " + shape_str(shape) + ", p " + std::to_string(p) + ": " + msg;
