@@ -30,6 +30,9 @@ done
 # The transformer example's text (numr_transformer --text-dir share/common-licenses).
 mkdir -p "$stage/share"
 cp -rL /usr/share/common-licenses "$stage/share/"
+# The test fixtures, found by walking up from bin/numr_tests.
+mkdir -p "$stage/tests"
+cp -r "$(dirname "$0")/../tests/data" "$stage/tests/"
 mkdir -p "$(dirname "$archive")"
-tar -C "$stage" -cJf "$archive" bin lib share
+tar -C "$stage" -cJf "$archive" bin lib share tests
 ls -l "$archive"

@@ -39,6 +39,10 @@ void record_gradcheck(OpId op, int order, bool passed);
 void check_gradients(OpId op, const std::string& what, const VarFn& f,
                      const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
 
+// t on the device of v: check_gradients also runs f on other devices, so index and mask
+// tensors captured by f must follow its inputs.
+inline Tensor near(const Tensor& t, const Var& v) { return t.defined() ? t.to(v.device()) : t; }
+
 // The environment that prints and enforces gradient-check coverage.
 ::testing::Environment* gradcheck_report();
 

@@ -126,7 +126,7 @@ void run_reduce(CudaDevice& dev, const ReduceCall& call) {
 
   const int64_t sms = std::max(dev.props().sm_count, 1);
   const int64_t want_blocks = sms * 8;  // 2048 resident threads per SM at 256 per block
-  const int state_bytes = ReduceState::bytes(call.op, reduce_acc_type(cfg.in));
+  const int state_bytes = ReduceState::bytes(call.op, reduce_state_type(call.op, cfg.in));
 
   const bool columns = !cfg.contiguous && red.strides.back() != 1 && keep.strides.back() == 1 &&
                        keep.shape.back() >= kColumnMinWidth;

@@ -332,7 +332,7 @@ GeneratedKernel generate_reduce_kernel(const ReduceKernelConfig& cfg, const ptx:
        (cfg.variant == ReduceVariant::columns || cfg.variant == ReduceVariant::vec_columns)) ||
       (cfg.variant == ReduceVariant::vec_columns && vector_width(cfg.in) > kMaxColumnVector))
     fail<BackendError>("cuda", "reduce: invalid kernel configuration ", cfg.name());
-  const PtxType acc = reduce_acc_type(cfg.in);
+  const PtxType acc = reduce_state_type(cfg.op, cfg.in);
   KernelBuilder b(cfg.name(), target);
   ptx::FormulaScope scope(b, acc, reduce_fast_math(cfg.in));
   switch (cfg.variant) {

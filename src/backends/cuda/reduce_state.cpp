@@ -56,6 +56,11 @@ PtxType reduce_acc_type(DType in) {
   }
 }
 
+PtxType reduce_state_type(OpId op, DType in) {
+  const bool moments = op == OpId::var || op == OpId::std;
+  return moments && is_floating(in) ? PtxType::f64 : reduce_acc_type(in);
+}
+
 ptx::FastMath reduce_fast_math(DType in) { return formula_fast_math(in, false); }
 
 std::vector<PtxType> ReduceState::fields(OpId op, PtxType acc) {

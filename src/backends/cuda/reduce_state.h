@@ -20,6 +20,9 @@ namespace numr::cuda {
 
 // The register type a reduction of `in` accumulates in.
 ptx::PtxType reduce_acc_type(DType in);
+// The type of op's reduction state: var and std of floats keep their moments in f64, as the
+// CPU does, so that M2 keeps its digits when the mean dwarfs the spread.
+ptx::PtxType reduce_state_type(OpId op, DType in);
 // The f32 approximations the kernels of `in` may use: F16 and BF16, whose float results
 // are stored as F16/BF16 only (a half ulp of 2.4e-4 or 2e-3), take the fast exp and
 // division (value.h: errors below 3e-6); every other dtype none.
