@@ -200,15 +200,110 @@ void run(const Options& o, Device dev) {
     });
     // The backward alone and its pieces: grad * act'(pre) with the bias gradient, and the
     // two transposed GEMMs.
-    const EpilogueForward saved = matmul_bias_activation_fwd(x, w, bias, Activation::Gelu);
-    report(o, dev, "linear_gelu_bwd_" + t + shape,
-           [&] { (void)matmul_bias_activation_bwd_saved(g, x, w, saved.saved, Activation::Gelu); });
-    report(o, dev, "bias_gelu_bwd_" + t + "_8192x4096",
-           [&] { (void)bias_activation_bwd(g, saved.saved, Activation::Gelu); });
+    if (wanted(o, "linear_gelu_bwd_" + t + shape) ||
+        wanted(o, "bias_gelu_bwd_" + t + "_8192x4096")) {
+      const EpilogueForward saved = matmul_bias_activation_fwd(x, w, bias, Activation::Gelu);
+      report(o, dev, "linear_gelu_bwd_" + t + shape, [&] {
+        (void)matmul_bias_activation_bwd_saved(g, x, w, saved.saved, Activation::Gelu);
+      });
+      report(o, dev, "bias_gelu_bwd_" + t + "_8192x4096",
+             [&] { (void)bias_activation_bwd(g, saved.saved, Activation::Gelu); });
+    }
     report(o, dev, "matmul_nt_" + t + shape, [&] { (void)matmul(g, w.transpose(0, 1)); });
     report(o, dev, "matmul_tn_" + t + shape, [&] { (void)matmul(x.transpose(0, 1), g); });
   }
   set_allow_tf32(false);
+}
+
+// The model families beside PyTorch (torch_peer.py's family_cases, the same names): norms
+// beyond the row norms, indexing, shapes, dropout, einsum, convolution and distances.
+void run_families(const Options& o, Device dev) {
+  Generator gen(2);
+  for (auto [dt, tag] : {std::pair{DType::F32, "f32"}, std::pair{DType::BF16, "bf16"}}) {
+    const std::string t = tag;
+    {
+      Tensor x = randn({32, 256, 56, 56}, dt, dev, gen);
+      Tensor w = randn({256}, dt, dev, gen), b = randn({256}, dt, dev, gen);
+      report(o, dev, "group_norm_" + t + "_32x256x56x56_g32",
+             [&] { (void)group_norm(x, 32, w, b, 1e-5); });
+    }
+    {
+      Tensor x = randn({65536, 1024}, dt, dev, gen), r = randn({65536, 1024}, dt, dev, gen);
+      Tensor w = randn({1024}, dt, dev, gen);
+      report(o, dev, "fused_add_rms_norm_" + t + "_65536x1024",
+             [&] { (void)fused_add_rms_norm(x, r, w, 1e-5); });
+      Tensor mask = lt(rand({65536, 1024}, DType::F32, dev, gen), full({1}, 0.5, DType::F32, dev));
+      report(o, dev, "masked_fill_" + t + "_65536x1024", [&] { (void)masked_fill(x, mask, 0.0); });
+      report(o, dev, "roll_" + t + "_65536x1024", [&] { (void)roll(x, {7}, {1}); });
+      report(o, dev, "repeat_interleave_" + t + "_65536x1024_r2",
+             [&] { (void)repeat_interleave(x, 2, 0); });
+      Tensor rows = randint(0, 65536, {16384}, DType::I64, dev, gen);
+      report(o, dev, "index_select_" + t + "_65536x1024_16384",
+             [&] { (void)index_select(x, 0, rows); });
+      Tensor wide = x.view({8192, 8192});
+      Tensor idx = randint(0, 8192, {8192, 1024}, DType::I64, dev, gen);
+      Tensor src = randn({8192, 1024}, dt, dev, gen);
+      report(o, dev, "gather_dim1_" + t + "_8192x8192_k1024", [&] { (void)gather(wide, 1, idx); });
+      report(o, dev, "scatter_add_dim1_" + t + "_8192x8192_k1024",
+             [&] { (void)scatter_reduce(wide, 1, idx, src, ScatterReduce::Sum); });
+    }
+    {
+      Tensor table = randn({50000, 1024}, dt, dev, gen);
+      Tensor tokens = randint(0, 50000, {8, 2048}, DType::I64, dev, gen);
+      Tensor g = randn({8, 2048, 1024}, dt, dev, gen);
+      report(o, dev, "embedding_" + t + "_50000x1024_8x2048",
+             [&] { (void)embedding_lookup(table, tokens); });
+      report(o, dev, "embedding_fwd_bwd_" + t + "_50000x1024_8x2048", [&] {
+        const Var tv(table, true);
+        (void)backward(sum(embedding_lookup(tv, tokens) * g));
+      });
+    }
+    {
+      Tensor x = randn({int64_t(64) << 20}, dt, dev, gen);
+      Generator drop(3);
+      report(o, dev, "dropout_" + t + "_64M", [&] { (void)dropout(x, 0.1, drop); });
+    }
+    {
+      Tensor q = randn({8, 16, 1024, 64}, dt, dev, gen), k = randn({8, 16, 1024, 64}, dt, dev, gen);
+      report(o, dev, "einsum_bhqd_bhkd_" + t + "_8x16x1024x64", [&] {
+        (void)einsum("bhqd,bhkd->bhqk", {q, k});
+      });
+    }
+    {
+      Tensor x = randn({32, 64, 56, 56}, dt, dev, gen), w = randn({64, 64, 3, 3}, dt, dev, gen);
+      Tensor b = randn({64}, dt, dev, gen), g = randn({32, 64, 56, 56}, dt, dev, gen);
+      report(o, dev, "conv2d_" + t + "_32x64x56x56_k3", [&] {
+        (void)conv2d(x, w, b, {1, 1}, {1, 1});
+      });
+      report(o, dev, "conv2d_fwd_bwd_" + t + "_32x64x56x56_k3", [&] {
+        const Var xv(x, true), wv(w, true), bv(b, true);
+        (void)backward(sum(conv2d(xv, wv, bv, {1, 1}, {1, 1}) * g));
+      });
+      Tensor xd = randn({32, 256, 56, 56}, dt, dev, gen), wd = randn({256, 1, 3, 3}, dt, dev, gen);
+      report(o, dev, "depthwise_conv2d_" + t + "_32x256x56x56_k3", [&] {
+        (void)depthwise_conv2d(xd, wd, Tensor(), {1, 1}, {1, 1});
+      });
+      Tensor x1 = randn({32, 256, 4096}, dt, dev, gen), w1 = randn({256, 256, 3}, dt, dev, gen);
+      report(o, dev, "conv1d_" + t + "_32x256x4096_k3",
+             [&] { (void)conv1d(x1, w1, Tensor(), 1, 1); });
+    }
+  }
+  {
+    Tensor a = randn({4096, 128}, DType::F32, dev, gen),
+           b = randn({4096, 128}, DType::F32, dev, gen);
+    report(o, dev, "cdist_f32_4096x4096x128", [&] { (void)cdist(a, b); });
+    Tensor v = randn({int64_t(16) << 20}, DType::F32, dev, gen);
+    Tensor half =
+        lt(rand({int64_t(16) << 20}, DType::F32, dev, gen), full({1}, 0.5, DType::F32, dev));
+    report(o, dev, "masked_select_f32_16M", [&] { (void)masked_select(v, half); });
+    report(o, dev, "nonzero_bool_16M", [&] { (void)nonzero(half); });
+    Tensor ints = randint(0, 1000, {int64_t(16) << 20}, DType::I64, dev, gen);
+    report(o, dev, "bincount_i64_16M_1000", [&] { (void)bincount(ints); });
+    Tensor many = randint(0, 1 << 20, {int64_t(16) << 20}, DType::I64, dev, gen);
+    report(o, dev, "unique_i64_16M", [&] { (void)unique(many); });
+    Tensor labels = randint(0, 1000, {65536}, DType::I64, dev, gen);
+    report(o, dev, "one_hot_i64_65536x1000", [&] { (void)one_hot(labels, 1000); });
+  }
 }
 
 }  // namespace
@@ -237,6 +332,7 @@ int main(int argc, char** argv) {
   }
   try {
     run(o, parse_device(device));
+    run_families(o, parse_device(device));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "numr_gpu_bench: %s\n", e.what());
     return 1;

@@ -52,6 +52,40 @@ std::vector<Case> shape_misc_cases() {
          repeat_interleave(f32({2, 3}), 0, 1);
        },
        NUMR_OK},
+      {"repeat_interleave_tensor_negative",
+       [] {
+         repeat_interleave(f32({3}), idx({1, -1, 2}), 0);
+       },
+       NUMR_THROWS(InvalidArgument, "repeat_interleave")},
+      {"repeat_interleave_tensor_length",
+       [] {
+         repeat_interleave(f32({2, 3}), idx({1, 2}), 1);
+       },
+       NUMR_THROWS(InvalidArgument, "repeat_interleave")},
+      {"repeat_interleave_tensor_dtype", [] { repeat_interleave(f32({3}), f32({3}), 0); },
+       NUMR_THROWS(DTypeMismatch, "repeat_interleave")},
+      {"repeat_interleave_tensor_2d",
+       [] {
+         repeat_interleave(f32({3}), idx({1, 1, 1}).view({3, 1}), 0);
+       },
+       NUMR_THROWS(InvalidArgument, "repeat_interleave")},
+      {"repeat_interleave_tensor_overflow",
+       [] {
+         repeat_interleave(f32({2}), idx({k2p62, k2p62}), 0);
+       },
+       NUMR_THROWS(InvalidArgument, "repeat_interleave")},
+      {"repeat_interleave_tensor_undefined", [u] { repeat_interleave(f32({2}), u, 0); },
+       NUMR_THROWS(InvalidArgument, "repeat_interleave")},
+      {"repeat_interleave_tensor_var_negative",
+       [] {
+         repeat_interleave(leaf({2}), idx({-1, 1}));
+       },
+       NUMR_THROWS(InvalidArgument, "repeat_interleave")},
+      {"repeat_interleave_tensor_ok",
+       [] {
+         repeat_interleave(f32({2, 3}), idx({0, 2, 1}), 1);
+       },
+       NUMR_OK},
       {"meshgrid_indexing",
        [] {
          meshgrid({f32({2}), f32({3})}, "ji");

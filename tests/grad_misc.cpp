@@ -48,6 +48,11 @@ TEST(GradMisc, RepeatInterleave) {
   check1(
       OpId::repeat_interleave, "[4] by 1", [](const Var& x) { return repeat_interleave(x, 1, 0); },
       input({4}, 6));
+  const Tensor reps = Tensor::from_vector<int64_t>({2, 0, 3}, {3});
+  check1(
+      OpId::repeat_interleave, "[2,3] by [2,0,3] on 1",
+      [&](const Var& x) { return repeat_interleave(x, test::near(reps, x), 1); },
+      input({2, 3}, 7, Layout::Transposed));
 }
 
 TEST(GradMisc, Meshgrid) {

@@ -160,6 +160,51 @@ TEST(ParityMisc, RepeatInterleave) {
                       });
 }
 
+// The form with a tensor of repeats: element i of dim repeated reps[i] times.
+std::string check_repeat_tensor(const Tensor& x, const std::vector<int64_t>& reps,
+                                std::optional<int64_t> dim, DType rt) {
+  const Tensor r = Tensor::from_vector<int64_t>(reps, {int64_t(reps.size())}, x.device()).cast(rt);
+  const Tensor out = repeat_interleave(x, reps.size() == 1 ? r.view({}) : r, dim);
+  const RefTensor xr = test::to_ref(x);
+  const Shape xs = dim ? x.shape() : Shape{x.numel()};
+  const size_t d = dim ? size_t(*dim < 0 ? *dim + x.dim() : *dim) : 0;
+  std::vector<int64_t> src;  // the source position of each output position along d
+  for (int64_t i = 0; i < xs[d]; ++i)
+    for (int64_t k = 0; k < reps[reps.size() == 1 ? 0 : size_t(i)]; ++k) src.push_back(i);
+  Shape shape = xs;
+  shape[d] = int64_t(src.size());
+  const RefTensor flat{xs, xr.v};
+  return exact(out, build(shape, [&](const Index& idx) {
+                 Index at_src = idx;
+                 at_src[d] = src[size_t(idx[d])];
+                 return at(flat, at_src);
+               }));
+}
+
+TEST(ParityMisc, RepeatInterleaveByTensor) {
+  test::for_each_case(
+      OpId::repeat_interleave, test::dtypes_of(OpId::repeat_interleave), [](DType t, Device dev) {
+        const Tensor m = input({2, 3}, t, dev, Layout::Transposed, 1);
+        const Tensor c = input({3, 1, 5}, t, dev, Layout::Strided, 4);
+        using Case = std::tuple<Tensor, std::vector<int64_t>, std::optional<int64_t>, DType>;
+        for (const auto& [x, reps, dim, rt] :
+             std::vector<Case>{{m, {2, 0, 3}, 1, DType::I64},
+                               {m, {1, 4}, -2, DType::I32},
+                               {m, {3}, 0, DType::I64},
+                               {m, {0, 1, 0, 2, 1, 3}, std::nullopt, DType::I64},
+                               {c, {0, 0, 0, 0, 0}, -1, DType::I32},
+                               {c, {2, 1, 3}, 0, DType::I64}}) {
+          const std::string msg = check_repeat_tensor(x, reps, dim, rt);
+          if (!msg.empty())
+            return "repeat_interleave of " + shape_str(x.shape()) + " by a tensor: " + msg;
+        }
+        const Tensor idx = repeat_interleave(Tensor::from_vector<int64_t>({2, 0, 1}, {3}, dev));
+        if (idx.to(Device::cpu()).to_vector<int64_t>() != std::vector<int64_t>{0, 0, 2})
+          return std::string("repeat_interleave(repeats) is not [0, 0, 2]");
+        return std::string();
+      });
+}
+
 // ---- meshgrid ----
 TEST(ParityMisc, Meshgrid) {
   test::for_each_case(OpId::meshgrid, test::dtypes_of(OpId::meshgrid), [](DType t, Device dev) {

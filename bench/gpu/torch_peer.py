@@ -9,6 +9,7 @@ Usage: python3 torch_peer.py [--reps 20] [--rounds 7] [--gap-ms 0] [--only a,b,.
 On the CPU the rounds are timed with the wall clock.
 """
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -172,6 +173,90 @@ def cases():
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
+def family_cases():
+    """The model families (numr_gpu_bench's run_families, the same names)."""
+    dev = DEVICE
+    g = torch.Generator(device=dev).manual_seed(2)
+
+    def rnd(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device=dev, generator=g, dtype=torch.float32).to(dtype)
+
+    def ints(high, *shape):
+        return torch.randint(0, high, shape, device=dev, generator=g)
+
+    for dt, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        x, w, b = rnd(32, 256, 56, 56, dtype=dt), rnd(256, dtype=dt), rnd(256, dtype=dt)
+        yield (f"group_norm_{tag}_32x256x56x56_g32",
+               lambda x=x, w=w, b=b: F.group_norm(x, 32, w, b, eps=1e-5))
+        del x, w, b
+        x, r, w = rnd(65536, 1024, dtype=dt), rnd(65536, 1024, dtype=dt), rnd(1024, dtype=dt)
+
+        def add_rms(x=x, r=r, w=w):
+            s = x + r
+            return s, F.rms_norm(s, (1024,), w, eps=1e-5)
+
+        yield f"fused_add_rms_norm_{tag}_65536x1024", add_rms
+        mask = torch.rand(65536, 1024, device=dev, generator=g) < 0.5
+        yield f"masked_fill_{tag}_65536x1024", lambda x=x, mask=mask: x.masked_fill(mask, 0.0)
+        yield f"roll_{tag}_65536x1024", lambda x=x: torch.roll(x, 7, 1)
+        yield (f"repeat_interleave_{tag}_65536x1024_r2",
+               lambda x=x: torch.repeat_interleave(x, 2, dim=0))
+        rows = ints(65536, 16384)
+        yield (f"index_select_{tag}_65536x1024_16384",
+               lambda x=x, rows=rows: torch.index_select(x, 0, rows))
+        wide = x.view(8192, 8192)
+        idx, src = ints(8192, 8192, 1024), rnd(8192, 1024, dtype=dt)
+        yield (f"gather_dim1_{tag}_8192x8192_k1024",
+               lambda wide=wide, idx=idx: torch.gather(wide, 1, idx))
+        yield (f"scatter_add_dim1_{tag}_8192x8192_k1024",
+               lambda wide=wide, idx=idx, src=src: wide.scatter_reduce(1, idx, src, "sum"))
+        del x, r, w, mask, rows, wide, idx, src
+        table, tokens, gout = rnd(50000, 1024, dtype=dt), ints(50000, 8, 2048), rnd(8, 2048, 1024, dtype=dt)
+        yield (f"embedding_{tag}_50000x1024_8x2048",
+               lambda table=table, tokens=tokens: F.embedding(tokens, table))
+        tg = table.clone().requires_grad_()
+
+        def emb_fwd_bwd(tg=tg, tokens=tokens, gout=gout):
+            torch.autograd.grad(F.embedding(tokens, tg), (tg,), gout)
+
+        yield f"embedding_fwd_bwd_{tag}_50000x1024_8x2048", emb_fwd_bwd
+        del table, tokens, gout, tg
+        x = rnd(64 << 20, dtype=dt)
+        yield f"dropout_{tag}_64M", lambda x=x: F.dropout(x, 0.1, training=True)
+        del x
+        q, k = rnd(8, 16, 1024, 64, dtype=dt), rnd(8, 16, 1024, 64, dtype=dt)
+        yield (f"einsum_bhqd_bhkd_{tag}_8x16x1024x64",
+               lambda q=q, k=k: torch.einsum("bhqd,bhkd->bhqk", q, k))
+        del q, k
+        x, w, b, gout = (rnd(32, 64, 56, 56, dtype=dt), rnd(64, 64, 3, 3, dtype=dt),
+                         rnd(64, dtype=dt), rnd(32, 64, 56, 56, dtype=dt))
+        yield (f"conv2d_{tag}_32x64x56x56_k3",
+               lambda x=x, w=w, b=b: F.conv2d(x, w, b, padding=1))
+        xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, b))
+
+        def conv_fwd_bwd(xg=xg, wg=wg, bg=bg, gout=gout):
+            torch.autograd.grad(F.conv2d(xg, wg, bg, padding=1), (xg, wg, bg), gout)
+
+        yield f"conv2d_fwd_bwd_{tag}_32x64x56x56_k3", conv_fwd_bwd
+        xd, wd = rnd(32, 256, 56, 56, dtype=dt), rnd(256, 1, 3, 3, dtype=dt)
+        yield (f"depthwise_conv2d_{tag}_32x256x56x56_k3",
+               lambda xd=xd, wd=wd: F.conv2d(xd, wd, padding=1, groups=256))
+        x1, w1 = rnd(32, 256, 4096, dtype=dt), rnd(256, 256, 3, dtype=dt)
+        yield (f"conv1d_{tag}_32x256x4096_k3",
+               lambda x1=x1, w1=w1: F.conv1d(x1, w1, padding=1))
+        del x, w, b, gout, xg, wg, bg, xd, wd, x1, w1
+    a, b = rnd(4096, 128), rnd(4096, 128)
+    yield "cdist_f32_4096x4096x128", lambda a=a, b=b: torch.cdist(a, b)
+    v = rnd(16 << 20)
+    half = torch.rand(16 << 20, device=dev, generator=g) < 0.5
+    yield "masked_select_f32_16M", lambda v=v, half=half: torch.masked_select(v, half)
+    yield "nonzero_bool_16M", lambda half=half: torch.nonzero(half)
+    small = ints(1000, 16 << 20)
+    yield "bincount_i64_16M_1000", lambda small=small: torch.bincount(small)
+    many = ints(1 << 20, 16 << 20)
+    yield "unique_i64_16M", lambda many=many: torch.unique(many)
+    labels = ints(1000, 65536)
+    yield "one_hot_i64_65536x1000", lambda labels=labels: F.one_hot(labels, 1000)
 
 
 def main():
@@ -188,7 +273,7 @@ def main():
         f"cpu ({torch.get_num_threads()} threads)"
     print(json.dumps({"device": name, "torch": torch.__version__}), flush=True)
     wanted = [w for w in args.only.split(",") if w]
-    for item in cases():
+    for item in itertools.chain(cases(), family_cases()):
         group = item if isinstance(item, Group) else [item]
         group = [(name, fn) for name, fn in group
                  if not wanted or any(w in name for w in wanted)]

@@ -86,6 +86,8 @@ Var repeat(const Var& x, const std::vector<int64_t>& repeats);
 Var pad(const Var& x, const std::vector<int64_t>& pads, double value = 0.0);
 Var roll(const Var& x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
 Var repeat_interleave(const Var& x, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+Var repeat_interleave(const Var& x, const Tensor& repeats,
+                      std::optional<int64_t> dim = std::nullopt);
 std::vector<Var> meshgrid(const std::vector<Var>& xs, std::string_view indexing = "ij");
 Var slice_assign(const Var& x, const Var& src, int64_t dim, int64_t start);
 Var masked_fill(const Var& x, const Tensor& mask, double value);

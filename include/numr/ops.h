@@ -168,9 +168,16 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value = 0.0
 Tensor roll(const Tensor& x, const std::vector<int64_t>& shifts,
             const std::vector<int64_t>& dims = {});
 // Each element repeated `repeats` times along dim: [.., n, ..] -> [.., n * repeats, ..];
-// with no dim, x is flattened first. (The form with a tensor of repeats is not provided.)
+// with no dim, x is flattened first.
 Tensor repeat_interleave(const Tensor& x, int64_t repeats,
                          std::optional<int64_t> dim = std::nullopt);
+// Element i along dim repeated repeats[i] times (repeats: I64 or I32 on x's device, 0-d or
+// 1-D of length 1 or x.size(dim), each >= 0). The output's length depends on the values, so
+// they are read to the host (on a GPU this waits for queued work).
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats,
+                         std::optional<int64_t> dim = std::nullopt);
+// [0, 1, ..] with i repeated repeats[i] times (I64), as torch.repeat_interleave(repeats).
+Tensor repeat_interleave(const Tensor& repeats);
 // xs: k tensors of 1 element or 1 dim [n_i] -> k views (stride 0 where broadcast) of shape
 // [n_0, .., n_k-1] with "ij" indexing, or [n_1, n_0, n_2, ..] with "xy".
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, std::string_view indexing = "ij");

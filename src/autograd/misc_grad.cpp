@@ -61,6 +61,12 @@ Var repeat_interleave(const Var& x, int64_t repeats, std::optional<int64_t> dim)
            : compose::repeat_interleave(flatten(x), repeats, 0);
 }
 
+Var repeat_interleave(const Var& x, const Tensor& repeats, std::optional<int64_t> dim) {
+  const OpScope scope("repeat_interleave");
+  const ops::RepeatIndex r = ops::repeat_interleave_index(x.tensor(), repeats, dim);
+  return r.dim ? index_select(x, *r.dim, r.index) : index_select(flatten(x), 0, r.index);
+}
+
 std::vector<Var> meshgrid(const std::vector<Var>& xs, std::string_view indexing) {
   const OpScope scope("meshgrid");
   std::vector<const Tensor*> ps;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "numr/indexing.h"
 #include "numr/ops.h"
 #include "ops/common.h"
 #include "ops/shape_compose.h"
@@ -46,6 +47,42 @@ std::optional<int64_t> ops::repeat_interleave_dim(const Tensor& x, int64_t repea
   if (d) out[size_t(*d)] = total;
   checked_numel("repeat_interleave", out);
   return d;
+}
+
+ops::RepeatIndex ops::repeat_interleave_index(const Tensor& x, const Tensor& repeats,
+                                              std::optional<int64_t> dim) {
+  constexpr std::string_view kName = "repeat_interleave";
+  ops::check_defined(kName, x);
+  ops::check_defined(kName, repeats);
+  ops::check_dtype(OpId::repeat_interleave, x.dtype());
+  if (repeats.dtype() != DType::I64 && repeats.dtype() != DType::I32)
+    fail<DTypeMismatch>(kName, "repeats must be I64 or I32, got ", repeats.dtype());
+  if (repeats.device() != x.device())
+    fail<DeviceMismatch>(kName, "repeats on ", repeats.device(), ", x on ", x.device());
+  if (repeats.dim() > 1)
+    fail<InvalidArgument>(kName, "repeats must be 0-d or 1-D, got shape ",
+                          shape_str(repeats.shape()));
+  std::optional<int64_t> d;
+  if (dim) d = wrap_dim(kName, *dim, x.dim());
+  const int64_t n = d ? x.shape()[size_t(*d)] : x.numel();
+  const std::vector<int64_t> r = repeats.cast(DType::I64).to_vector<int64_t>();
+  if (r.size() != 1 && int64_t(r.size()) != n)
+    fail<InvalidArgument>(kName, "expected 1 or ", n, " repeats, got ", r.size());
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = r[r.size() == 1 ? 0 : size_t(i)];
+    if (k < 0) fail<InvalidArgument>(kName, "repeats must be >= 0, got ", k, " at ", i);
+    if (__builtin_add_overflow(total, k, &total) || total > kMaxNumel)
+      fail<InvalidArgument>(kName, "the repeats add up to more than 2^60");
+  }
+  Shape out = d ? x.shape() : Shape{total};
+  if (d) out[size_t(*d)] = total;
+  checked_numel(kName, out);
+  std::vector<int64_t> index;
+  index.reserve(size_t(total));
+  for (int64_t i = 0; i < n; ++i)
+    index.insert(index.end(), size_t(r[r.size() == 1 ? 0 : size_t(i)]), i);
+  return {d, Tensor::from_vector<int64_t>(index, {total}, x.device())};
 }
 
 bool ops::meshgrid_xy(const std::vector<const Tensor*>& xs, std::string_view indexing) {
@@ -133,6 +170,21 @@ Tensor repeat_interleave(const Tensor& x, int64_t repeats, std::optional<int64_t
                        : compose::repeat_interleave(flatten(x), repeats, 0);
   // An empty result may come back as a view of x.
   return out.storage() == x.storage() ? clone(out) : out;
+}
+
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<int64_t> dim) {
+  const OpScope scope("repeat_interleave");
+  const ops::RepeatIndex r = ops::repeat_interleave_index(x, repeats, dim);
+  return r.dim ? index_select(x, *r.dim, r.index) : index_select(flatten(x), 0, r.index);
+}
+
+Tensor repeat_interleave(const Tensor& repeats) {
+  const OpScope scope("repeat_interleave");
+  ops::check_defined("repeat_interleave", repeats);
+  if (repeats.dim() != 1)
+    fail<InvalidArgument>("repeat_interleave", "repeats alone must be 1-D, got shape ",
+                          shape_str(repeats.shape()));
+  return ops::repeat_interleave_index(repeats, repeats, 0).index;
 }
 
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, std::string_view indexing) {

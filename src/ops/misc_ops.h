@@ -18,6 +18,15 @@ std::vector<int64_t> roll_dims(const Tensor& x, const std::vector<int64_t>& shif
 // repeat_interleave's dim wrapped; nullopt when x is to be flattened first.
 std::optional<int64_t> repeat_interleave_dim(const Tensor& x, int64_t repeats,
                                              std::optional<int64_t> dim);
+// repeat_interleave with a tensor of repeats (I64 or I32, 0-d or 1-D of length 1 or of the
+// repeated dim's length, each >= 0): the dim (nullopt: x is flattened first) and the I64
+// index on x's device that index_select takes along it. The repeats are read to the host.
+struct RepeatIndex {
+  std::optional<int64_t> dim;
+  Tensor index;
+};
+RepeatIndex repeat_interleave_index(const Tensor& x, const Tensor& repeats,
+                                    std::optional<int64_t> dim);
 // Checks the list and the indexing; returns whether it is "xy".
 bool meshgrid_xy(const std::vector<const Tensor*>& xs, std::string_view indexing);
 // slice_assign's dim wrapped and start made non-negative.
