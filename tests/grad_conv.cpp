@@ -74,13 +74,23 @@ TEST(GradConv, Cdist) {
   }
 }
 
+TEST(GradConv, CdistThroughTheGemm) {
+  check_gradients(
+      OpId::cdist, "[2,3,4] to [5,4] through the GEMM",
+      [](const std::vector<Var>& v) { return sq(cdist(v[0], v[1], 2.0, CdistCompute::Matmul)); },
+      {input({2, 3, 4}, 22), input({5, 4}, 23, Layout::Transposed)});
+  check_gradients(OpId::cdist, "[30,3] to [4,3], the GEMM as the default takes it",
+                  [](const std::vector<Var>& v) { return sq(cdist(v[0], v[1])); },
+                  {input({30, 3}, 24), input({4, 3}, 25)});
+}
+
 // At zero distance the gradient is 0 (PyTorch's), not NaN: the square root and the powers
 // are guarded.
 TEST(GradConv, CdistZeroDistanceGradientIsZero) {
   const Tensor a = input({2, 3}, 21);
   for (double p : {2.0, 3.0, 0.5, 1.0}) {
     const Var x1(a, true), x2(a.clone(), true);
-    const Var d = cdist(x1, x2, p);
+    const Var d = cdist(x1, x2, p, CdistCompute::Differences);
     // Only the diagonal (identical rows) takes part.
     const Var loss = sum(d * Tensor::from_vector(std::vector<double>{1, 0, 0, 1}, {2, 2}));
     const Gradients g = backward(loss);
@@ -89,7 +99,8 @@ TEST(GradConv, CdistZeroDistanceGradientIsZero) {
     // The second order through all pairs, the identical ones included, stays finite (p = 1's
     // gradient is a constant sign, without history).
     if (p == 1.0) continue;
-    const VarGradients gg = backward(sum(cdist(x1, x2, p)), {.create_graph = true});
+    const VarGradients gg =
+        backward(sum(cdist(x1, x2, p, CdistCompute::Differences)), {.create_graph = true});
     const Gradients g2 = backward(sum(gg[x1] * gg[x1]) + sum(gg[x2] * gg[x2]));
     for (const Var* leaf : {&x1, &x2})
       for (double v : g2[*leaf].to_vector<double>()) EXPECT_TRUE(std::isfinite(v)) << "p " << p;

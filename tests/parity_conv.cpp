@@ -382,15 +382,15 @@ TEST(ParityConv, Cdist) {
         {{1, 7}, {1, 7}, 2.0, Layout::Contiguous},
         {{3, 0}, {2, 0}, 2.0, Layout::Contiguous},
         {{3, 0}, {2, 0}, kInf, Layout::Contiguous},
-        {{300, 8}, {40, 8}, 2.0, Layout::Strided},
+        {{300, 8}, {40, 8}, 2.0, Layout::Strided},  // through the differences, as asked
         {{2, 1, 3, 2}, {4, 5, 2}, 1.5, Layout::Contiguous},
     };
     for (const CdistCase& c : cases) {
       const Tensor a = input(c.x1, t, dev, c.layout, 10);
       const Tensor b = input(c.x2, t, dev, Layout::Contiguous, 11);
       const RefTensor want = ref_cdist(test::to_ref(a), test::to_ref(b), c.p);
-      const std::string msg =
-          check_result(cdist(a, b, c.p), want, distance_tolerance(t, c.x1.back(), c.p), {&a, &b});
+      const std::string msg = check_result(cdist(a, b, c.p, CdistCompute::Differences), want,
+                                           distance_tolerance(t, c.x1.back(), c.p), {&a, &b});
       if (!msg.empty())
         return "cdist of " + shape_str(c.x1) + " and " + shape_str(c.x2) + ", p " +
                std::to_string(c.p) + ": " + msg;
@@ -399,11 +399,58 @@ TEST(ParityConv, Cdist) {
     const Tensor a = input({3, 5}, t, dev, Layout::Contiguous, 12);
     const Tensor b = cat({input({2, 5}, t, dev, Layout::Contiguous, 13), a}, 0);
     for (double p : {2.0, 1.0, 0.5, 3.0, kInf, 0.0}) {
-      const RefTensor d = test::to_ref(cdist(a, b, p));
+      const RefTensor d = test::to_ref(cdist(a, b, p, CdistCompute::Differences));
       for (int64_t i = 0; i < 3; ++i)
         if (d.v[size_t(i * 5 + 2 + i)] != 0.0)
           return "cdist p " + std::to_string(p) + ": identical rows at distance " +
                  std::to_string(d.v[size_t(i * 5 + 2 + i)]);
+    }
+    return std::string();
+  });
+}
+
+// p = 2 through the GEMM: d^2 = |a|^2 + |b|^2 - 2 a.b carries an error e of at most about
+// (m + 2) u (|a| + |b|)^2 (each of the three terms rounds through m products and sums), and
+// |sqrt(d^2 + e) - d| <= min(|e| / d, sqrt|e|); the root rounds once more.
+std::string check_cdist_matmul(const Tensor& got, const RefTensor& a, const RefTensor& b,
+                               const RefTensor& want, DType t) {
+  const RefTensor g = test::to_ref(got);
+  if (g.shape != want.shape)
+    return "shape " + shape_str(g.shape) + ", want " + shape_str(want.shape);
+  const int64_t pr = a.shape[0], r = b.shape[0], m = a.shape[1];
+  // F16 and BF16 compute in F32 and round once at the end.
+  const double u = unit_roundoff(DType::F32), u_out = unit_roundoff(t);
+  for (int64_t i = 0; i < pr; ++i)
+    for (int64_t j = 0; j < r; ++j) {
+      double na = 0.0, nb = 0.0;
+      for (int64_t k = 0; k < m; ++k) {
+        na += a.v[size_t(i * m + k)] * a.v[size_t(i * m + k)];
+        nb += b.v[size_t(j * m + k)] * b.v[size_t(j * m + k)];
+      }
+      const double e = double(m + 2) * u * std::pow(std::sqrt(na) + std::sqrt(nb), 2);
+      const double w = want.v[size_t(i * r + j)], v = g.v[size_t(i * r + j)];
+      const double bound = std::min(w > 0.0 ? e / w : kInf, std::sqrt(e)) + 2.0 * u_out * w;
+      if (!(std::fabs(v - w) <= bound))
+        return "element [" + std::to_string(i) + ", " + std::to_string(j) + "] " +
+               std::to_string(v) + ", want " + std::to_string(w) + " within " +
+               std::to_string(bound);
+    }
+  return std::string();
+}
+
+TEST(ParityConv, CdistThroughTheGemm) {
+  test::for_each_case(OpId::cdist, test::dtypes_of(OpId::cdist), [](DType t, Device dev) {
+    for (const auto& [x1, x2, compute] : std::vector<std::tuple<Shape, Shape, CdistCompute>>{
+             {{300, 8}, {40, 8}, CdistCompute::MatmulIfLarge},
+             {{26, 3}, {2, 3}, CdistCompute::MatmulIfLarge},
+             {{4, 5}, {3, 5}, CdistCompute::Matmul},
+             {{5, 0}, {3, 0}, CdistCompute::Matmul}}) {
+      const Tensor a = input(x1, t, dev, Layout::Transposed, 17);
+      const Tensor b = input(x2, t, dev, Layout::Contiguous, 18);
+      const RefTensor ar = test::to_ref(a), br = test::to_ref(b);
+      const std::string msg =
+          check_cdist_matmul(cdist(a, b, 2.0, compute), ar, br, ref_cdist(ar, br, 2.0), t);
+      if (!msg.empty()) return "cdist of " + shape_str(x1) + " and " + shape_str(x2) + ": " + msg;
     }
     return std::string();
   });

@@ -34,10 +34,16 @@ Tensor depthwise_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias = T
 Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias = Tensor(),
                         int64_t stride = 1, int64_t padding = 0, int64_t output_padding = 0,
                         int64_t groups = 1, int64_t dilation = 1);
+// How cdist computes p = 2, as torch.cdist's compute_mode: through one GEMM,
+// |a - b|^2 = |a|^2 + |b|^2 - 2 a.b (fast; nearby rows lose digits to cancellation and
+// identical rows need not give exactly 0), or from the coordinate differences (exact).
+// MatmulIfLarge, the default, takes the GEMM when P > 25 or R > 25.
+enum class CdistCompute : uint8_t { MatmulIfLarge, Matmul, Differences };
 // The p-norm distance between each row of x1 [.., P, M] and each row of x2 [.., R, M]
 // (batch dims broadcast) -> [.., P, R], as torch.cdist: p >= 0, p = inf is the largest
 // coordinate difference, p = 0 the number of differing coordinates.
-Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0,
+             CdistCompute compute = CdistCompute::MatmulIfLarge);
 // The distances between the rows of x [N, M] for i < j in row-major order -> [N (N - 1) / 2],
 // as torch.pdist (p >= 0).
 Tensor pdist(const Tensor& x, double p = 2.0);
@@ -51,7 +57,8 @@ Var depthwise_conv2d(const Var& x, const Var& w, const Var& bias = Var(), Pair s
 Var conv_transpose1d(const Var& x, const Var& w, const Var& bias = Var(), int64_t stride = 1,
                      int64_t padding = 0, int64_t output_padding = 0, int64_t groups = 1,
                      int64_t dilation = 1);
-Var cdist(const Var& x1, const Var& x2, double p = 2.0);
+Var cdist(const Var& x1, const Var& x2, double p = 2.0,
+          CdistCompute compute = CdistCompute::MatmulIfLarge);
 Var pdist(const Var& x, double p = 2.0);
 
 }  // namespace numr

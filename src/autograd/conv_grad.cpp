@@ -61,10 +61,10 @@ Var conv_transpose1d(const Var& x, const Var& w, const Var& bias, int64_t stride
                       [&](const Var& xb) { return compose::conv_transpose_1d(xb, w, bias, g); });
 }
 
-Var cdist(const Var& x1, const Var& x2, double p) {
+Var cdist(const Var& x1, const Var& x2, double p, CdistCompute compute) {
   const OpScope scope("cdist");
   ops::check_cdist(x1.tensor(), x2.tensor(), p);
-  return compose::cdist(x1, x2, p);
+  return compose::cdist(x1, x2, p, compute);
 }
 
 Var pdist(const Var& x, double p) {

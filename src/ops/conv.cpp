@@ -246,10 +246,10 @@ Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& bias, in
                       [&](const Tensor& xb) { return compose::conv_transpose_1d(xb, w, bias, g); });
 }
 
-Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p, CdistCompute compute) {
   const OpScope scope("cdist");
   ops::check_cdist(x1, x2, p);
-  return compose::cdist(x1, x2, p);
+  return compose::cdist(x1, x2, p, compute);
 }
 
 Tensor pdist(const Tensor& x, double p) {

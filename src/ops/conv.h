@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "numr/autograd.h"
+#include "numr/conv.h"
 #include "numr/ops.h"
 #include "numr/shape.h"
 #include "numr/tensor.h"
@@ -167,14 +168,28 @@ T cdist_block(const T& x1, const T& x2, double p) {
   return where_positive(sum(terms, {-1}), [p](const T& v) { return pow_scalar(v, 1.0 / p); });
 }
 
+// p = 2 through one GEMM: |a|^2 + |b|^2 - 2 a.b, where cancellation can leave a hair below
+// zero (distance 0, gradient 0 through where_positive).
+template <class T>
+T cdist_matmul(const T& x1, const T& x2) {
+  const T n1 = sum(square(x1), {-1}, true);                     // [.., P, 1]
+  const T n2 = transpose(sum(square(x2), {-1}, true), -1, -2);  // [.., 1, R]
+  const T d2 = (n1 + n2) - matmul(x1, transpose(x2, -1, -2)) * 2.0;
+  return where_positive(d2, [](const T& v) { return sqrt(v); });
+}
+
 // cdist in blocks of rows of x1, so the differences held at once stay near 2^24 elements.
 // F16 and BF16 compute in F32 and round once: their squares and powers would overflow (a
 // difference of 256 squares to F16's largest finite value) and each step would round.
 template <class T>
-T cdist(const T& x1, const T& x2, double p) {
+T cdist(const T& x1, const T& x2, double p, CdistCompute compute) {
   if (x1.dtype() == DType::F16 || x1.dtype() == DType::BF16)
-    return cast(cdist(cast(x1, DType::F32), cast(x2, DType::F32), p), x1.dtype());
+    return cast(cdist(cast(x1, DType::F32), cast(x2, DType::F32), p, compute), x1.dtype());
   const int64_t rows = x1.shape()[x1.dim() - 2], r = x2.shape()[x2.dim() - 2];
+  const bool large = rows > 25 || r > 25;
+  if (p == 2.0 &&
+      (compute == CdistCompute::Matmul || (compute == CdistCompute::MatmulIfLarge && large)))
+    return cdist_matmul(x1, x2);
   const int64_t m = x1.shape().back();
   Shape batch1(x1.shape().begin(), x1.shape().end() - 2);
   Shape batch2(x2.shape().begin(), x2.shape().end() - 2);
@@ -193,7 +208,7 @@ T cdist(const T& x1, const T& x2, double p) {
 template <class T>
 T pdist(const T& x, double p) {
   const int64_t n = x.shape()[0];
-  const T d = cdist(x, x, p);
+  const T d = cdist(x, x, p, CdistCompute::Differences);
   if (n < 2) return reshape(narrow(flatten(d), 0, 0, 0), Shape{0});
   std::vector<T> rows;
   for (int64_t i = 0; i + 1 < n; ++i)
