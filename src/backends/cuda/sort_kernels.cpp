@@ -267,7 +267,7 @@ void gen_merge(KernelBuilder& b, DType d) {
     const Reg mid = b.add(s, width);
     // Run lengths, each run keeping its first k items.
     const Reg la = b.min(b.min(width, b.sub(n, s)), k);
-    const Reg lb = b.min(b.selp(b.setp(Cmp::lt, mid, n), b.sub(n, mid), 0), k);
+    const Reg lb = b.min(b.min(width, b.selp(b.setp(Cmp::lt, mid, n), b.sub(n, mid), 0)), k);
     const Reg out_len = b.min(b.add(la, lb), k);
     b.if_then(b.setp(Cmp::lt, diag, out_len), [&] {
       const Reg row_start = b.mul(row, n);
