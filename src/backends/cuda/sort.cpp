@@ -60,14 +60,14 @@ void run_sort_rows(CudaDevice& dev, const SortCall& c) {
 
   const std::string merge_name = SortKernelConfig{SortKernelKind::merge, d}.name();
   const CUfunction merge = sort_kernel(dev, SortKernelKind::merge, d);
-  const int64_t chunks = ceil_div(n, kMergeChunk);
-  const unsigned grid = one_pass_blocks(c.rows * chunks, kMergeBlock);
+  const int64_t blocks = ceil_div(n, kMergeTile);
+  const unsigned grid = capped_grid(c.rows * blocks);
   uint64_t src = a_addr, dst = b_addr;
   for (int64_t width = kSortTile; width < n; width *= 2) {
     const uint32_t last = 2 * width >= n ? 1 : 0;
-    launch_kernel(dev, merge, LaunchConfig{{grid}, {kMergeBlock}, 0}, merge_name, src, dst, in,
+    launch_kernel(dev, merge, LaunchConfig{{grid}, {kMergeThreads}, 0}, merge_name, src, dst, in,
                   values, indices, uint64_t(c.rows), uint64_t(n), uint64_t(k), uint64_t(width),
-                  uint64_t(chunks), last);
+                  uint64_t(blocks), last);
     std::swap(src, dst);
   }
 }

@@ -253,73 +253,123 @@ void gen_merge(KernelBuilder& b, DType d) {
   const Reg values = b.param_ptr("values"), indices = b.param_ptr("indices");
   const Reg rows = b.param(PtxType::u64, "rows"), n = b.param(PtxType::u64, "n");
   const Reg k = b.param(PtxType::u64, "k"), width = b.param(PtxType::u64, "width");
-  const Reg chunks = b.param(PtxType::u64, "chunks");
+  const Reg blocks = b.param(PtxType::u64, "blocks");
   const Reg last = b.setp(Cmp::ne, b.param(PtxType::u32, "last"), 0);
-  const Reg total = b.mul(rows, chunks);
+  const ptx::SharedArray sh =
+      b.shared_array(PtxType::u64, int64_t(kMergeTile) * ib / 8, "merged", 16);
+  const Reg base = b.address_of(sh);
+  const auto shared_at = [&](Reg slot) { return b.mad(slot, ib, base); };  // slot: u32
+  const Reg tid = b.tid_x();
+  const Reg total = b.mul(rows, blocks);
   const Reg pair_mask = b.sub(b.shl(width, 1), 1);
-  const Reg first = wide(b, b.global_index_x());
-  const Reg step = b.mul(wide(b, b.nctaid_x()), kMergeBlock);
-  b.for_range(first, total, step, PtxType::u64, [&](Reg q) {
-    const Reg row = b.div(q, chunks);
-    const Reg j0 = b.mul(b.sub(q, b.mul(row, chunks)), kMergeChunk);
+  const int reps = kMergeTile / kMergeThreads;
+  b.for_range(wide(b, b.ctaid_x()), total, wide(b, b.nctaid_x()), PtxType::u64, [&](Reg q) {
+    const Reg row = b.div(q, blocks);
+    const Reg j0 = b.mul(b.sub(q, b.mul(row, blocks)), kMergeTile);
     const Reg s = b.sub(j0, b.and_(j0, pair_mask));  // the pair's first item
-    const Reg diag = b.sub(j0, s);
+    const Reg diag0 = b.sub(j0, s);
     const Reg mid = b.add(s, width);
     // Run lengths, each run keeping its first k items.
     const Reg la = b.min(b.min(width, b.sub(n, s)), k);
     const Reg lb = b.min(b.min(width, b.selp(b.setp(Cmp::lt, mid, n), b.sub(n, mid), 0)), k);
     const Reg out_len = b.min(b.add(la, lb), k);
-    b.if_then(b.setp(Cmp::lt, diag, out_len), [&] {
+    b.if_then(b.setp(Cmp::lt, diag0, out_len), [&] {
+      const Reg diag1 = b.min(b.add(diag0, kMergeTile), out_len);
       const Reg row_start = b.mul(row, n);
       const Reg a_base = at(b, src, b.add(row_start, s), ib);
       const Reg b_base = at(b, src, b.add(row_start, mid), ib);
-      // How many of the first diag outputs come from run a: the first i with
-      // a[i] after b[diag - 1 - i].
-      const Reg lo = b.mov(PtxType::u64, b.sub(b.max(diag, lb), lb));
-      const Reg hi = b.mov(PtxType::u64, b.min(diag, la));
-      b.while_loop([&] { return b.setp(Cmp::lt, lo, hi); },
-                   [&] {
-                     const Reg m = b.shr(b.add(lo, hi), 1);
-                     const Item x = items.load(Space::global, at(b, a_base, m, ib));
-                     const Item y = items.load(Space::global,
-                                               at(b, b_base, b.sub(b.sub(diag, 1), m), ib));
-                     const Reg before = items.less(x, y);
-                     b.assign(lo, b.selp(before, b.add(m, 1), lo));
-                     b.assign(hi, b.selp(before, hi, m));
-                   });
-      const Reg i = b.mov(PtxType::u64, lo), jb = b.mov(PtxType::u64, b.sub(diag, lo));
-      const Item x = items.copy(items.pad()), y = items.copy(items.pad());
-      const auto refill = [&](const Item& head, Reg run, Reg idx, Reg len) {
-        b.if_then_else(
-            b.setp(Cmp::lt, idx, len),
-            [&] { items.assign(head, items.load(Space::global, at(b, run, idx, ib))); },
-            [&] { items.assign(head, items.pad()); });
+      // How many of the first `diag` outputs come from run a: the first i with a[i] after
+      // b[diag - 1 - i]. Every thread searches alike (the same addresses).
+      const auto split = [&](Reg diag) {
+        const Reg lo = b.mov(PtxType::u64, b.sub(b.max(diag, lb), lb));
+        const Reg hi = b.mov(PtxType::u64, b.min(diag, la));
+        b.while_loop([&] { return b.setp(Cmp::lt, lo, hi); },
+                     [&] {
+                       const Reg m = b.shr(b.add(lo, hi), 1);
+                       const Item x = items.load(Space::global, at(b, a_base, m, ib));
+                       const Item y = items.load(Space::global,
+                                                 at(b, b_base, b.sub(b.sub(diag, 1), m), ib));
+                       const Reg before = items.less(x, y);
+                       b.assign(lo, b.selp(before, b.add(m, 1), lo));
+                       b.assign(hi, b.selp(before, hi, m));
+                     });
+        return lo;
       };
-      refill(x, a_base, i, la);
-      refill(y, b_base, jb, lb);
-      const Reg count = b.min(b.sub(out_len, diag), kMergeChunk);
-      b.for_range(b.mov(PtxType::u64, 0), count, 1, PtxType::u64, [&](Reg t) {
-        const Reg take_a = items.less(x, y);
-        const Item out = items.select(take_a, x, y);
-        const Reg o = b.add(diag, t);
-        b.if_then_else(
-            last,
-            [&] {
-              write_result(b, d, in, values, indices, row_start, items.pos(out),
-                           b.mad(row, k, o));
-            },
-            [&] { items.store(Space::global, at(b, dst, b.add(row_start, b.add(s, o)), ib), out); });
-        b.if_then_else(
-            take_a,
-            [&] {
-              b.assign(i, b.add(i, 1));
-              refill(x, a_base, i, la);
-            },
-            [&] {
-              b.assign(jb, b.add(jb, 1));
-              refill(y, b_base, jb, lb);
-            });
+      const Reg a0 = split(diag0), a1 = split(diag1);
+      const Reg b0 = b.sub(diag0, a0);
+      const Reg a_count = b.cvt(b.sub(a1, a0), PtxType::u32);
+      const Reg count = b.cvt(b.sub(diag1, diag0), PtxType::u32);
+      const Reg b_count = b.sub(count, a_count);
+      // This block's inputs, a's then b's, into shared memory.
+      for (int r = 0; r < reps; ++r) {
+        const Reg slot = b.add(tid, r * kMergeThreads);
+        b.if_then(b.setp(Cmp::lt, slot, count), [&] {
+          const Reg from_a = b.setp(Cmp::lt, slot, a_count);
+          const Reg wslot = wide(b, slot);
+          const Reg addr = b.selp(from_a, at(b, a_base, b.add(a0, wslot), ib),
+                                  at(b, b_base, b.sub(b.add(b0, wslot), wide(b, a_count)), ib));
+          items.store(Space::shared, shared_at(slot), items.load(Space::global, addr));
+        });
+      }
+      b.bar_sync();
+      // Each thread merges kMergeChunk outputs from where its diagonal crosses the runs.
+      const Reg diag = b.mul(tid, kMergeChunk);
+      std::vector<Item> out;
+      for (int u = 0; u < kMergeChunk; ++u) out.push_back(items.copy(items.pad()));
+      b.if_then(b.setp(Cmp::lt, diag, count), [&] {
+        const Reg lo = b.mov(PtxType::u32, b.sub(b.max(diag, b_count), b_count));
+        const Reg hi = b.mov(PtxType::u32, b.min(diag, a_count));
+        b.while_loop([&] { return b.setp(Cmp::lt, lo, hi); },
+                     [&] {
+                       const Reg m = b.shr(b.add(lo, hi), 1);
+                       const Item x = items.load(Space::shared, shared_at(m));
+                       const Item y = items.load(
+                           Space::shared, shared_at(b.sub(b.add(a_count, b.sub(diag, 1)), m)));
+                       const Reg before = items.less(x, y);
+                       b.assign(lo, b.selp(before, b.add(m, 1), lo));
+                       b.assign(hi, b.selp(before, hi, m));
+                     });
+        Reg i = lo, j = b.sub(diag, lo);
+        const Item pad = items.pad();
+        // Heads past their run read a clamped slot and are replaced by pads.
+        const auto head = [&](Reg slot, Reg valid) {
+          return items.select(valid, items.load(Space::shared, shared_at(b.min(slot, kMergeTile - 1))),
+                              pad);
+        };
+        for (int u = 0; u < kMergeChunk; ++u) {
+          const Item x = head(i, b.setp(Cmp::lt, i, a_count));
+          const Item y = head(b.add(a_count, j), b.setp(Cmp::lt, j, b_count));
+          const Reg take_a = items.less(x, y);
+          items.assign(out[size_t(u)], items.select(take_a, x, y));
+          i = b.add(i, b.selp(take_a, 1, 0, PtxType::u32));
+          j = b.add(j, b.selp(take_a, 0, 1, PtxType::u32));
+        }
       });
+      b.bar_sync();  // every input read before the outputs replace them
+      b.if_then(b.setp(Cmp::lt, diag, count), [&] {
+        for (int u = 0; u < kMergeChunk; ++u) {
+          const Reg o = b.add(diag, u);
+          b.if_then(b.setp(Cmp::lt, o, count),
+                    [&] { items.store(Space::shared, shared_at(o), out[size_t(u)]); });
+        }
+      });
+      b.bar_sync();
+      // Coalesced writes of the merged block: items, or values and positions on the last pass.
+      for (int r = 0; r < reps; ++r) {
+        const Reg slot = b.add(tid, r * kMergeThreads);
+        b.if_then(b.setp(Cmp::lt, slot, count), [&] {
+          const Item it = items.load(Space::shared, shared_at(slot));
+          const Reg o = b.add(diag0, wide(b, slot));
+          b.if_then_else(
+              last,
+              [&] {
+                write_result(b, d, in, values, indices, row_start, items.pos(it),
+                             b.mad(row, k, o));
+              },
+              [&] { items.store(Space::global, at(b, dst, b.add(row_start, b.add(s, o)), ib), it); });
+        });
+      }
+      b.bar_sync();  // the next block reuses the shared items
     });
   });
 }
