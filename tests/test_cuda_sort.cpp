@@ -69,8 +69,9 @@ Tensor make_rows(int64_t rows, int64_t n, DType t, int spread, uint64_t seed) {
         case 1: x = std::bit_cast<F>(U(qnan | sign | 5)); break;
         case 2: x = F(-0.0); break;
         case 3: x = F(0.0); break;
-        case 4: x = pick(rng) < 0 ? -std::numeric_limits<F>::infinity()
-                                  : std::numeric_limits<F>::infinity();
+        case 4:
+          x = pick(rng) < 0 ? -std::numeric_limits<F>::infinity()
+                            : std::numeric_limits<F>::infinity();
           break;
         default: x = F(pick(rng)) * F(0.25);
       }
@@ -117,7 +118,8 @@ void expect_sorts_match(const Tensor& x, Device gpu, const std::vector<int64_t>&
     expect_bits(got.indices, want.indices, w + " indices");
     expect_bits(argsort(xg, -1, desc), want.indices, w + " argsort");
     for (int64_t k : ks) {
-      const std::string wk = what + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest");
+      const std::string wk =
+          what + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest");
       const SortResult tg = topk(xg, k, -1, desc), tw = topk(x, k, -1, desc);
       expect_bits(tg.values, tw.values, wk + " values");
       expect_bits(tg.indices, tw.indices, wk + " indices");
@@ -198,8 +200,8 @@ TEST(CudaSearchSorted, BothSidesMatchCpu) {
       // Values from the same range: many equal sequence elements, NaN and ±0 among them.
       const Tensor v = make_rows(rows, m, t, 70, seed++);
       for (bool right : {false, true}) {
-        const std::string w = std::string(dtype_name(t)) + " seq [" + std::to_string(rows) +
-                              ", " + std::to_string(n) + "] m " + std::to_string(m) +
+        const std::string w = std::string(dtype_name(t)) + " seq [" + std::to_string(rows) + ", " +
+                              std::to_string(n) + "] m " + std::to_string(m) +
                               (right ? " right" : " left");
         expect_bits(searchsorted(seq.to(gpu), v.to(gpu), right), searchsorted(seq, v, right), w);
       }

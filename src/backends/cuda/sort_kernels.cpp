@@ -32,8 +32,7 @@ PtxType bits_type(DType d) {
 // A constant of type t (u32 or u64). The builder writes immediates in decimal, so u64
 // values above INT64_MAX are made as the complement of one below it.
 Reg constant(KernelBuilder& b, PtxType t, uint64_t v) {
-  if (t == PtxType::u64 && v > uint64_t(INT64_MAX))
-    return b.not_(b.mov(PtxType::u64, int64_t(~v)));
+  if (t == PtxType::u64 && v > uint64_t(INT64_MAX)) return b.not_(b.mov(PtxType::u64, int64_t(~v)));
   return b.mov(t, int64_t(v));
 }
 
@@ -59,8 +58,7 @@ Reg float_key(KernelBuilder& b, Reg u, const FloatBits& f) {
 Reg order_key(KernelBuilder& b, DType d, Reg bits) {
   switch (d) {
     case DType::F64:
-      return float_key(b, bits,
-                       {0x7FFFFFFFFFFFFFFFull, 0x7FF0000000000000ull, 1ull << 63, ~0ull});
+      return float_key(b, bits, {0x7FFFFFFFFFFFFFFFull, 0x7FF0000000000000ull, 1ull << 63, ~0ull});
     case DType::F32: return float_key(b, bits, {0x7FFFFFFFu, 0x7F800000u, 1u << 31, 0xFFFFFFFFu});
     case DType::F16:
       return float_key(b, b.cvt(bits, PtxType::u32), {0x7FFFu, 0x7C00u, 1u << 15, 0xFFFFu});
@@ -237,8 +235,9 @@ void gen_tile(KernelBuilder& b, DType d) {
             },
             [&] {
               const Reg j = b.mad(p.piece, seg, p.off);
-              b.if_then(b.setp(Cmp::lt, j, n),
-                        [&] { items.store(Space::global, at(b, buf, b.mad(p.row, n, j), ib), it); });
+              b.if_then(b.setp(Cmp::lt, j, n), [&] {
+                items.store(Space::global, at(b, buf, b.mad(p.row, n, j), ib), it);
+              });
             });
       });
     }
@@ -287,8 +286,8 @@ void gen_merge(KernelBuilder& b, DType d) {
                      [&] {
                        const Reg m = b.shr(b.add(lo, hi), 1);
                        const Item x = items.load(Space::global, at(b, a_base, m, ib));
-                       const Item y = items.load(Space::global,
-                                                 at(b, b_base, b.sub(b.sub(diag, 1), m), ib));
+                       const Item y =
+                           items.load(Space::global, at(b, b_base, b.sub(b.sub(diag, 1), m), ib));
                        const Reg before = items.less(x, y);
                        b.assign(lo, b.selp(before, b.add(m, 1), lo));
                        b.assign(hi, b.selp(before, hi, m));
@@ -333,8 +332,8 @@ void gen_merge(KernelBuilder& b, DType d) {
         const Item pad = items.pad();
         // Heads past their run read a clamped slot and are replaced by pads.
         const auto head = [&](Reg slot, Reg valid) {
-          return items.select(valid, items.load(Space::shared, shared_at(b.min(slot, kMergeTile - 1))),
-                              pad);
+          return items.select(
+              valid, items.load(Space::shared, shared_at(b.min(slot, kMergeTile - 1))), pad);
         };
         for (int u = 0; u < kMergeChunk; ++u) {
           const Item x = head(i, b.setp(Cmp::lt, i, a_count));
@@ -363,10 +362,11 @@ void gen_merge(KernelBuilder& b, DType d) {
           b.if_then_else(
               last,
               [&] {
-                write_result(b, d, in, values, indices, row_start, items.pos(it),
-                             b.mad(row, k, o));
+                write_result(b, d, in, values, indices, row_start, items.pos(it), b.mad(row, k, o));
               },
-              [&] { items.store(Space::global, at(b, dst, b.add(row_start, b.add(s, o)), ib), it); });
+              [&] {
+                items.store(Space::global, at(b, dst, b.add(row_start, b.add(s, o)), ib), it);
+              });
         });
       }
       b.bar_sync();  // the next block reuses the shared items
@@ -392,8 +392,8 @@ void gen_search(KernelBuilder& b, DType d) {
                  [&] {
                    const Reg mid = b.shr(b.add(lo, hi), 1);
                    const Reg key = load_key(b, d, at(b, base, mid, size));
-                   const Reg go = b.or_(b.setp(Cmp::lt, key, v),
-                                        b.and_(right, b.setp(Cmp::eq, key, v)));
+                   const Reg go =
+                       b.or_(b.setp(Cmp::lt, key, v), b.and_(right, b.setp(Cmp::eq, key, v)));
                    b.assign(lo, b.selp(go, b.add(mid, 1), lo));
                    b.assign(hi, b.selp(go, hi, mid));
                  });
