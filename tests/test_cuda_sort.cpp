@@ -218,7 +218,7 @@ TEST(PtxSort, CatalogNamesAreUniqueAndAssemble) {
     const std::vector<cuda::GeneratedKernel> ks = cuda::sort_kernels(t);
     std::set<std::string> names;
     for (const auto& k : ks) EXPECT_TRUE(names.insert(k.name).second) << k.name;
-    EXPECT_EQ(ks.size(), 7u * 3);  // tile, merge, search for each NUMERIC dtype
+    EXPECT_EQ(ks.size(), 7u * 4);  // tile, split, merge, search for each NUMERIC dtype
   }
   NUMR_REQUIRE_PTXAS();
   for (const ptx::Target t : {ptx::Target{80, 8, 0}, ptx::Target{90, 8, 0}})

@@ -1,6 +1,7 @@
 // run_sort_rows and run_search_sorted (sort_kernels.h). A sort is one tile launch when rows
 // fit a tile; longer rows are cut into tile-sized sorted runs, then merged pairwise in
-// ceil(log2(pieces)) passes between two item buffers, the last pass writing the results.
+// ceil(log2(pieces)) passes between two item buffers (each a split launch, then the merge),
+// the last pass writing the results.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -58,16 +59,23 @@ void run_sort_rows(CudaDevice& dev, const SortCall& c) {
                 uint64_t(pieces), uint64_t(tiles), uint32_t(c.descending ? 1 : 0));
   if (pieces == 1) return;
 
+  const std::string split_name = SortKernelConfig{SortKernelKind::split, d}.name();
   const std::string merge_name = SortKernelConfig{SortKernelKind::merge, d}.name();
+  const CUfunction split = sort_kernel(dev, SortKernelKind::split, d);
   const CUfunction merge = sort_kernel(dev, SortKernelKind::merge, d);
   const int64_t blocks = ceil_div(n, kMergeTile);
+  const unsigned split_grid = one_pass_blocks(c.rows * blocks, kSplitThreads);
   const unsigned grid = capped_grid(c.rows * blocks);
+  const ScratchBuffer splits(dev, size_t(c.rows) * size_t(blocks) * 16);
   uint64_t src = a_addr, dst = b_addr;
   for (int64_t width = kSortTile; width < n; width *= 2) {
     const uint32_t last = 2 * width >= n ? 1 : 0;
+    launch_kernel(dev, split, LaunchConfig{{split_grid}, {kSplitThreads}, 0}, split_name, src,
+                  splits.address(), uint64_t(c.rows), uint64_t(n), uint64_t(k), uint64_t(width),
+                  uint64_t(blocks));
     launch_kernel(dev, merge, LaunchConfig{{grid}, {kMergeThreads}, 0}, merge_name, src, dst, in,
-                  values, indices, uint64_t(c.rows), uint64_t(n), uint64_t(k), uint64_t(width),
-                  uint64_t(blocks), last);
+                  splits.address(), values, indices, uint64_t(c.rows), uint64_t(n), uint64_t(k),
+                  uint64_t(width), uint64_t(blocks), last);
     std::swap(src, dst);
   }
 }

@@ -9,7 +9,8 @@ std::vector<GeneratedKernel> sort_kernels(const ptx::Target& target) {
   std::vector<GeneratedKernel> out;
   for (DType t : kAllDTypes) {
     if (t == DType::Bool) continue;  // sort takes NUMERIC dtypes
-    for (SortKernelKind k : {SortKernelKind::tile, SortKernelKind::merge, SortKernelKind::search})
+    for (SortKernelKind k : {SortKernelKind::tile, SortKernelKind::split, SortKernelKind::merge,
+                             SortKernelKind::search})
       out.push_back(generate_sort_kernel({k, t}, target));
   }
   return out;

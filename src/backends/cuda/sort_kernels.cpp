@@ -245,10 +245,74 @@ void gen_tile(KernelBuilder& b, DType d) {
   });
 }
 
+// Where merge block q (u64) works: its row, its pair of runs (a at s, b at mid, their
+// lengths la and lb, each run keeping its first k items) and its outputs [diag0, diag1)
+// of the pair's out_len; `busy` when it has any.
+struct MergeBlock {
+  Reg row, row_start, s, mid, la, lb, out_len, diag0, diag1, busy;
+};
+
+MergeBlock merge_block(KernelBuilder& b, Reg q, Reg n, Reg k, Reg width, Reg blocks) {
+  MergeBlock m;
+  m.row = b.div(q, blocks);
+  m.row_start = b.mul(m.row, n);
+  const Reg j0 = b.mul(b.sub(q, b.mul(m.row, blocks)), kMergeTile);
+  m.s = b.sub(j0, b.and_(j0, b.sub(b.shl(width, 1), 1)));
+  m.diag0 = b.sub(j0, m.s);
+  m.mid = b.add(m.s, width);
+  m.la = b.min(b.min(width, b.sub(n, m.s)), k);
+  m.lb = b.min(b.min(width, b.selp(b.setp(Cmp::lt, m.mid, n), b.sub(n, m.mid), 0)), k);
+  m.out_len = b.min(b.add(m.la, m.lb), k);
+  m.diag1 = b.min(b.add(m.diag0, kMergeTile), m.out_len);
+  m.busy = b.setp(Cmp::lt, m.diag0, m.out_len);
+  return m;
+}
+
+// split: a thread per merge block, writing where its outputs start and end in run a
+// (splits[2q], splits[2q + 1]): for each end `diag`, the first i with a[i] after
+// b[diag - 1 - i], by a binary search along the merge path.
+void gen_split(KernelBuilder& b, DType d) {
+  const Items items{b, wide_key(d)};
+  const int ib = items.bytes();
+  const Reg src = b.param_ptr("src"), splits = b.param_ptr("splits");
+  const Reg rows = b.param(PtxType::u64, "rows"), n = b.param(PtxType::u64, "n");
+  const Reg k = b.param(PtxType::u64, "k"), width = b.param(PtxType::u64, "width");
+  const Reg blocks = b.param(PtxType::u64, "blocks");
+  const Reg total = b.mul(rows, blocks);
+  const Reg first = wide(b, b.global_index_x());
+  const Reg step = b.mul(wide(b, b.nctaid_x()), kSplitThreads);
+  b.for_range(first, total, step, PtxType::u64, [&](Reg q) {
+    const MergeBlock m = merge_block(b, q, n, k, width, blocks);
+    b.if_then(m.busy, [&] {
+      const Reg a_base = at(b, src, b.add(m.row_start, m.s), ib);
+      const Reg b_base = at(b, src, b.add(m.row_start, m.mid), ib);
+      const auto split = [&](Reg diag) {
+        const Reg lo = b.mov(PtxType::u64, b.sub(b.max(diag, m.lb), m.lb));
+        const Reg hi = b.mov(PtxType::u64, b.min(diag, m.la));
+        b.while_loop([&] { return b.setp(Cmp::lt, lo, hi); },
+                     [&] {
+                       const Reg mid = b.shr(b.add(lo, hi), 1);
+                       const Item x = items.load(Space::global, at(b, a_base, mid, ib));
+                       const Item y =
+                           items.load(Space::global, at(b, b_base, b.sub(b.sub(diag, 1), mid), ib));
+                       const Reg before = items.less(x, y);
+                       b.assign(lo, b.selp(before, b.add(mid, 1), lo));
+                       b.assign(hi, b.selp(before, hi, mid));
+                     });
+        return lo;
+      };
+      const Reg out = at(b, splits, b.shl(q, 1), 8);
+      b.st(Space::global, PtxType::u64, out, split(m.diag0));
+      b.st(Space::global, PtxType::u64, out, split(m.diag1), 8);
+    });
+  });
+}
+
 void gen_merge(KernelBuilder& b, DType d) {
   const Items items{b, wide_key(d)};
   const int ib = items.bytes();
   const Reg src = b.param_ptr("src"), dst = b.param_ptr("dst"), in = b.param_ptr("in");
+  const Reg splits = b.param_ptr("splits");
   const Reg values = b.param_ptr("values"), indices = b.param_ptr("indices");
   const Reg rows = b.param(PtxType::u64, "rows"), n = b.param(PtxType::u64, "n");
   const Reg k = b.param(PtxType::u64, "k"), width = b.param(PtxType::u64, "width");
@@ -260,41 +324,16 @@ void gen_merge(KernelBuilder& b, DType d) {
   const auto shared_at = [&](Reg slot) { return b.mad(slot, ib, base); };  // slot: u32
   const Reg tid = b.tid_x();
   const Reg total = b.mul(rows, blocks);
-  const Reg pair_mask = b.sub(b.shl(width, 1), 1);
   const int reps = kMergeTile / kMergeThreads;
   b.for_range(wide(b, b.ctaid_x()), total, wide(b, b.nctaid_x()), PtxType::u64, [&](Reg q) {
-    const Reg row = b.div(q, blocks);
-    const Reg j0 = b.mul(b.sub(q, b.mul(row, blocks)), kMergeTile);
-    const Reg s = b.sub(j0, b.and_(j0, pair_mask));  // the pair's first item
-    const Reg diag0 = b.sub(j0, s);
-    const Reg mid = b.add(s, width);
-    // Run lengths, each run keeping its first k items.
-    const Reg la = b.min(b.min(width, b.sub(n, s)), k);
-    const Reg lb = b.min(b.min(width, b.selp(b.setp(Cmp::lt, mid, n), b.sub(n, mid), 0)), k);
-    const Reg out_len = b.min(b.add(la, lb), k);
-    b.if_then(b.setp(Cmp::lt, diag0, out_len), [&] {
-      const Reg diag1 = b.min(b.add(diag0, kMergeTile), out_len);
-      const Reg row_start = b.mul(row, n);
+    const MergeBlock mb = merge_block(b, q, n, k, width, blocks);
+    const Reg row = mb.row, row_start = mb.row_start, s = mb.s, diag0 = mb.diag0, diag1 = mb.diag1;
+    b.if_then(mb.busy, [&] {
       const Reg a_base = at(b, src, b.add(row_start, s), ib);
-      const Reg b_base = at(b, src, b.add(row_start, mid), ib);
-      // How many of the first `diag` outputs come from run a: the first i with a[i] after
-      // b[diag - 1 - i]. Every thread searches alike (the same addresses).
-      const auto split = [&](Reg diag) {
-        const Reg lo = b.mov(PtxType::u64, b.sub(b.max(diag, lb), lb));
-        const Reg hi = b.mov(PtxType::u64, b.min(diag, la));
-        b.while_loop([&] { return b.setp(Cmp::lt, lo, hi); },
-                     [&] {
-                       const Reg m = b.shr(b.add(lo, hi), 1);
-                       const Item x = items.load(Space::global, at(b, a_base, m, ib));
-                       const Item y =
-                           items.load(Space::global, at(b, b_base, b.sub(b.sub(diag, 1), m), ib));
-                       const Reg before = items.less(x, y);
-                       b.assign(lo, b.selp(before, b.add(m, 1), lo));
-                       b.assign(hi, b.selp(before, hi, m));
-                     });
-        return lo;
-      };
-      const Reg a0 = split(diag0), a1 = split(diag1);
+      const Reg b_base = at(b, src, b.add(row_start, mb.mid), ib);
+      const Reg split_at = at(b, splits, b.shl(q, 1), 8);
+      const Reg a0 = b.ld_global_nc(PtxType::u64, split_at);
+      const Reg a1 = b.ld_global_nc(PtxType::u64, split_at, 8);
       const Reg b0 = b.sub(diag0, a0);
       const Reg a_count = b.cvt(b.sub(a1, a0), PtxType::u32);
       const Reg count = b.cvt(b.sub(diag1, diag0), PtxType::u32);
@@ -404,6 +443,7 @@ void gen_search(KernelBuilder& b, DType d) {
 const char* kind_label(SortKernelKind k) {
   switch (k) {
     case SortKernelKind::tile: return "sort_tile_";
+    case SortKernelKind::split: return "sort_split_";
     case SortKernelKind::merge: return "sort_merge_";
     case SortKernelKind::search: return "searchsorted_";
   }
@@ -432,6 +472,7 @@ GeneratedKernel generate_sort_kernel(const SortKernelConfig& cfg, const ptx::Tar
   KernelBuilder b(cfg.name(), target);
   switch (cfg.kind) {
     case SortKernelKind::tile: gen_tile(b, cfg.dtype); break;
+    case SortKernelKind::split: gen_split(b, cfg.dtype); break;
     case SortKernelKind::merge: gen_merge(b, cfg.dtype); break;
     case SortKernelKind::search: gen_search(b, cfg.dtype); break;
   }

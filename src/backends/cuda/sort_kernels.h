@@ -17,11 +17,12 @@
 //
 // merge: one pass joining sorted runs of `width` items (two by two, within each row) into
 // runs of 2 * width; every run keeps its first k items. A block makes kMergeTile outputs:
-// it finds where they start and end in the two runs by binary searches along the merge
-// path, loads those inputs into shared memory, each thread merges kMergeChunk of them from
-// its own split point, and the block writes them out in order. The last pass writes values
-// and positions instead of items.
-// Parameters: src, dst, in, values, indices (u64); rows, n, k, width, blocks (u64, per row);
+// split (a thread per block, before the pass) finds where they start and end in run a by
+// binary searches along the merge path; the block loads those inputs into shared memory,
+// each thread merges kMergeChunk of them from its own split point, and the block writes
+// them out in order. The last pass writes values and positions instead of items.
+// Parameters of split: src, splits (u64); rows, n, k, width, blocks (u64, per row). Of
+// merge: src, dst, in, splits, values, indices (u64); rows, n, k, width, blocks (u64);
 // last (u32).
 //
 // search: a thread per value: a binary search of its row of the sorted sequence by key.
@@ -40,13 +41,14 @@ namespace numr::cuda {
 inline constexpr int kSortTile = 2048;  // items per tile, a power of two
 inline constexpr int kSortThreads = 512;
 inline constexpr int kMergeThreads = 256;
+inline constexpr int kSplitThreads = 256;
 inline constexpr int kMergeChunk = 8;  // outputs per thread
 inline constexpr int kMergeTile = kMergeThreads * kMergeChunk;
 // A merge block's outputs never straddle two pairs of runs (the first pass's runs are tiles).
 static_assert(kMergeTile <= 2 * kSortTile && (kSortTile & (kSortTile - 1)) == 0);
 inline constexpr int kSearchBlock = 256;
 
-enum class SortKernelKind : uint8_t { tile, merge, search };
+enum class SortKernelKind : uint8_t { tile, split, merge, search };
 
 struct SortKernelConfig {
   SortKernelKind kind = SortKernelKind::tile;
