@@ -15,7 +15,9 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/kernel_catalog.h"
