@@ -213,6 +213,21 @@ void run(const Options& o, Device dev) {
     report(o, dev, "matmul_tn_" + t + shape, [&] { (void)matmul(x.transpose(0, 1), g); });
   }
   set_allow_tf32(false);
+  // Sorting f32 rows (stable; values and indices): one row of 16M, square, many short rows;
+  // the 50 largest of each vocabulary-sized row; 1M values searched in 1M sorted ones.
+  {
+    Tensor one = randn({1, int64_t(16) << 20}, DType::F32, dev, gen);
+    report(o, dev, "sort_f32_16M", [&] { (void)sort(one, -1); });
+    Tensor square = randn({4096, 4096}, DType::F32, dev, gen);
+    report(o, dev, "sort_f32_4096x4096", [&] { (void)sort(square, -1); });
+    Tensor short_rows = randn({65536, 64}, DType::F32, dev, gen);
+    report(o, dev, "sort_f32_65536x64", [&] { (void)sort(short_rows, -1); });
+    Tensor logits = randn({4096, 32000}, DType::F32, dev, gen);
+    report(o, dev, "topk50_f32_4096x32000", [&] { (void)topk(logits, 50, -1); });
+    Tensor seq = sort(randn({int64_t(1) << 20}, DType::F32, dev, gen), -1).values;
+    Tensor queries = randn({int64_t(1) << 20}, DType::F32, dev, gen);
+    report(o, dev, "searchsorted_f32_1M", [&] { (void)searchsorted(seq, queries); });
+  }
 }
 
 // The model families beside PyTorch (torch_peer.py's family_cases, the same names): norms

@@ -46,7 +46,10 @@ def traffic(case):
               # x read, out written; fwd_bwd adds grad and x read, d_x written.
               "rms_norm": 2, "layer_norm": 2, "rms_norm_fwd_bwd": 5, "layer_norm_fwd_bwd": 5,
               "rms_norm_composed": 2, "layer_norm_composed": 2,
-              "rms_norm_fwd_bwd_composed": 5, "layer_norm_fwd_bwd_composed": 5}[op]
+              "rms_norm_fwd_bwd_composed": 5, "layer_norm_fwd_bwd_composed": 5,
+              # sort: x read, values and I64 indices written; topk: x read (the output is
+              # small); searchsorted: the sequence and the values read, I64 positions written.
+              "sort": 4, "topk50": 1, "searchsorted": 4}[op]
     return int(passes * n * e)
 
 

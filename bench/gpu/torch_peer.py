@@ -172,6 +172,20 @@ def cases():
         del x, w, bias, xg, wg, bg, gout, y, pre
     torch.backends.cuda.matmul.allow_tf32 = False
 
+    # Sorting, as numr_gpu_bench: stable sorts (values and indices), topk, searchsorted.
+    one = rnd(1, 16 << 20)
+    yield "sort_f32_16M", lambda: torch.sort(one, dim=-1, stable=True)
+    square = rnd(4096, 4096)
+    yield "sort_f32_4096x4096", lambda: torch.sort(square, dim=-1, stable=True)
+    short_rows = rnd(65536, 64)
+    yield "sort_f32_65536x64", lambda: torch.sort(short_rows, dim=-1, stable=True)
+    logits = rnd(4096, 32000)
+    yield "topk50_f32_4096x32000", lambda: torch.topk(logits, 50, dim=-1)
+    seq = torch.sort(rnd(1 << 20)).values
+    queries = rnd(1 << 20)
+    yield "searchsorted_f32_1M", lambda: torch.searchsorted(seq, queries)
+    del one, square, short_rows, logits, seq, queries
+
 
 def family_cases():
     """The model families (numr_gpu_bench's run_families, the same names)."""

@@ -33,6 +33,10 @@ constexpr OpId kKernels[] = {
     OpId::gather,
     OpId::scatter,
     OpId::scatter_reduce,
+    OpId::sort,
+    OpId::argsort,
+    OpId::topk,
+    OpId::searchsorted,
 };
 
 }  // namespace
@@ -167,6 +171,15 @@ void CudaBackend::sequence(const SequenceCall& c) {
 void CudaBackend::random(const RandomCall& c) {
   dev_.make_current();
   run_random(dev_, c);
+}
+
+void CudaBackend::sort_rows(const SortCall& c) {
+  dev_.make_current();
+  run_sort_rows(dev_, c);
+}
+void CudaBackend::search_sorted(const SearchSortedCall& c) {
+  dev_.make_current();
+  run_search_sorted(dev_, c);
 }
 
 Backend& cuda_backend(int index) {

@@ -43,6 +43,8 @@ class CudaBackend final : public Backend {
   void fill(const FillCall& call) override;
   void sequence(const SequenceCall& call) override;
   void random(const RandomCall& call) override;
+  void sort_rows(const SortCall& call) override;
+  void search_sorted(const SearchSortedCall& call) override;
 
  private:
   CudaDevice& dev_;

@@ -21,6 +21,8 @@ std::vector<GeneratedKernel> norm_kernels(
 std::vector<GeneratedKernel> index_kernels(
     const ptx::Target& target);  // index_gather, index_scatter
 
+std::vector<GeneratedKernel> sort_kernels(const ptx::Target& target);  // sort_rows, search_sorted
+
 std::vector<GeneratedKernel> all_kernels(const ptx::Target& target);
 
 }  // namespace numr::cuda

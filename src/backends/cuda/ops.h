@@ -26,5 +26,7 @@ void run_copy(CudaDevice& dev, const CopyCall& call);
 void run_fill(CudaDevice& dev, const FillCall& call);
 void run_sequence(CudaDevice& dev, const SequenceCall& call);
 void run_random(CudaDevice& dev, const RandomCall& call);
+void run_sort_rows(CudaDevice& dev, const SortCall& call);
+void run_search_sorted(CudaDevice& dev, const SearchSortedCall& call);
 
 }  // namespace numr::cuda
