@@ -25,6 +25,7 @@
 #include "backends/cpu/kernels/isa.h"  // after every system header
 
 #include "backends/cpu/kernels/convert.h"
+#include "backends/cpu/kernels/vec.h"
 #include "math/random_normal.h"
 
 namespace numr::cpu::NUMR_ISA {
@@ -48,17 +49,55 @@ double truncate_to_format(double u, int mant, int emin) {
   return std::floor(u * scale) / scale;
 }
 
-double uniform_value(const Philox4& r, DType t) {
-  const double u = philox_uniform(r.v[0]);
+double uniform_value(uint32_t bits, DType t) {
+  const double u = philox_uniform(bits);
   if (t == DType::F16) return truncate_to_format(u, 10, -14);
   if (t == DType::BF16) return truncate_to_format(u, 7, -126);
   return u;
 }
 
-double normal_value(const Philox4& r) {
-  const double u1 = (double(r.v[0] >> 8) + 1.0) * (1.0 / 16777216.0);
-  const double u2 = philox_uniform(r.v[1]);
-  return math::box_muller(u1, u2);
+// Box-Muller's u1, in (0, 1] so that its log is finite.
+double normal_u1(uint32_t bits) { return (double(bits >> 8) + 1.0) * (1.0 / 16777216.0); }
+
+// Normal values of words w0, w1 into out, kWD lanes at a time (the same bits as the scalar
+// formula: the library uses only correctly rounded operations and fused multiply-adds).
+void normal_values(const uint32_t* w0, const uint32_t* w1, int64_t len, double* out) {
+  int64_t k = 0;
+  for (; k + kWD <= len; k += kWD) {
+    double u1[kWD], u2[kWD];
+    for (int j = 0; j < kWD; ++j) {
+      u1[j] = normal_u1(w0[k + j]);
+      u2[j] = philox_uniform(w1[k + j]);
+    }
+    math::box_muller(VD::load(u1), VD::load(u2)).store(out + k);
+  }
+  for (; k < len; ++k) out[k] = math::box_muller(normal_u1(w0[k]), philox_uniform(w1[k]));
+}
+
+// Words 0 and 1 of the Philox blocks of counters base .. base + len - 1 (philox4x32's
+// rounds, written over arrays of lanes so that the compiler runs them in vector registers).
+void philox_words(uint64_t base, int64_t len, uint64_t seed, uint32_t* w0, uint32_t* w1) {
+  const uint32_t key0 = uint32_t(seed), key1 = uint32_t(seed >> 32);
+  for (int64_t k = 0; k < len; ++k) {
+    const uint64_t counter = base + uint64_t(k);
+    uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
+    uint32_t k0 = key0, k1 = key1;
+#pragma GCC unroll 10
+    for (int r = 0; r < 10; ++r) {
+      const uint64_t p0 = uint64_t(0xD2511F53u) * c0;
+      const uint64_t p1 = uint64_t(0xCD9E8D57u) * c2;
+      const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0;
+      const uint32_t n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
+      c1 = uint32_t(p1);
+      c3 = uint32_t(p0);
+      c0 = n0;
+      c2 = n2;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    w0[k] = c0;
+    w1[k] = c1;
+  }
 }
 
 // a * b rounded to double before any later add: the sequence formulas are specified
@@ -92,25 +131,31 @@ void random(const RandomCall& call) {
   const int64_t n = call.out.numel();
   const DType t = call.out.dtype;
   ThreadPool::instance().parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+    uint32_t w0[kBlock], w1[kBlock];
     for (int64_t s = b; s < e; s += kBlock) {
       const int64_t len = std::min(kBlock, e - s);
       char* dst = element_ptr(call.out, s);
+      philox_words(call.offset + uint64_t(s), len, call.seed, w0, w1);
       if (call.kind == RandomKind::Integer) {
         // Unsigned arithmetic: high - low may exceed INT64_MAX.
         const uint64_t range = uint64_t(call.high) - uint64_t(call.low);
         int64_t buf[kBlock];
         for (int64_t k = 0; k < len; ++k) {
-          const Philox4 r = philox4x32(call.offset + uint64_t(s + k), call.seed);
-          const uint64_t bits = uint64_t(r.v[0]) | (uint64_t(r.v[1]) << 32);
+          const uint64_t bits = uint64_t(w0[k]) | (uint64_t(w1[k]) << 32);
           buf[k] = int64_t(uint64_t(call.low) + bits % range);
         }
         scatter_row<int64_t>(buf, len, dst, t);
+      } else if (call.kind == RandomKind::Uniform && (t == DType::F32 || t == DType::F64)) {
+        double buf[kBlock];  // exact in both: 24 bits
+        for (int64_t k = 0; k < len; ++k) buf[k] = philox_uniform(w0[k]);
+        scatter_row<double>(buf, len, dst, t);
+      } else if (call.kind == RandomKind::Uniform) {
+        double buf[kBlock];
+        for (int64_t k = 0; k < len; ++k) buf[k] = uniform_value(w0[k], t);
+        scatter_row<double>(buf, len, dst, t);
       } else {
         double buf[kBlock];
-        for (int64_t k = 0; k < len; ++k) {
-          const Philox4 r = philox4x32(call.offset + uint64_t(s + k), call.seed);
-          buf[k] = call.kind == RandomKind::Uniform ? uniform_value(r, t) : normal_value(r);
-        }
+        normal_values(w0, w1, len, buf);
         scatter_row<double>(buf, len, dst, t);
       }
     }
