@@ -90,7 +90,8 @@ AddNormVar fused_add_rms_norm(const Var& x, const Var& residual, const Var& weig
   const OpScope scope("fused_add_rms_norm");
   const double e = ops::check_add_norm(OpId::fused_add_rms_norm, x.tensor(), residual.tensor(),
                                        weight.tensor(), nullptr, eps);
-  ops::composition_only(OpId::fused_add_rms_norm, x.tensor());
+  // With gradients: the add, then rms_norm's own kernel, which saves the statistics the
+  // backward needs (the fused add-norm kernel is the Tensor form's).
   AddNormVar r;
   r.residual = x + residual;
   r.out = rms_norm(r.residual, weight, e);
@@ -102,8 +103,7 @@ AddNormVar fused_add_layer_norm(const Var& x, const Var& residual, const Var& we
   const OpScope scope("fused_add_layer_norm");
   ops::check_add_norm(OpId::fused_add_layer_norm, x.tensor(), residual.tensor(), weight.tensor(),
                       &bias.tensor(), eps);
-  ops::composition_only(OpId::fused_add_layer_norm, x.tensor());
-  AddNormVar r;
+  AddNormVar r;  // as fused_add_rms_norm's
   r.residual = x + residual;
   r.out = layer_norm(r.residual, weight, bias, eps);
   return r;

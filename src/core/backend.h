@@ -97,13 +97,17 @@ struct BiasActBwdCall {
 // rms_norm or layer_norm (op) over rows of d elements: x and out contiguous [rows, d];
 // weight and bias (layer_norm only) contiguous [d]; all of one float dtype. When has_stats,
 // mean (layer_norm only) and rstd, contiguous [rows] in compute_dtype, receive the row
-// statistics. Statistics in compute_dtype; out rounded once.
+// statistics. Statistics in compute_dtype; out rounded once. When has_residual (the fused
+// add-norms), the row normalised is x + residual (contiguous [rows, d]) rounded to x's dtype,
+// which also goes to sum (contiguous [rows, d]).
 struct RowNormCall {
   OpId op;
   TensorRef x, weight, bias, out, mean, rstd;
   int64_t rows = 0, d = 0;
   double eps = 0.0;
   bool has_stats = false;
+  TensorRef residual, sum;
+  bool has_residual = false;
 };
 
 // The backward of RowNormCall from grad and x (contiguous [rows, d]), weight [d] and the

@@ -89,6 +89,46 @@ namespace {
 
 Shape row_shape(const Shape& x) { return Shape(x.begin(), x.end() - 1); }
 
+// The backend's row_norm of x (or, given residual, of x + residual, whose sum comes back in
+// *sum), once the arguments are checked and x is not empty.
+NormForward run_kernel(Backend& be, OpId op, const Tensor& x, const Tensor& w, const Tensor* b,
+                       double eps, bool want_stats, const Tensor* residual = nullptr,
+                       Tensor* sum = nullptr) {
+  const bool centred = op == OpId::layer_norm;
+  const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b ? b->contiguous() : Tensor();
+  const Tensor rc = residual ? residual->contiguous() : Tensor();
+  const Shape rows = row_shape(x.shape());
+  const DType wide = compute_dtype(x.dtype());
+  NormForward f;
+  f.out = Tensor::empty(x.shape(), x.dtype(), x.device());
+  RowNormCall call;
+  call.op = op;
+  call.x = ref_of(xc);
+  call.weight = ref_of(wc);
+  if (b) call.bias = ref_of(bc);
+  call.out = ref_of(f.out);
+  if (want_stats) {
+    f.rstd = Tensor::empty(rows, wide, x.device());
+    call.rstd = ref_of(f.rstd);
+    if (centred) {
+      f.mean = Tensor::empty(rows, wide, x.device());
+      call.mean = ref_of(f.mean);
+    }
+  }
+  if (residual) {
+    *sum = Tensor::empty(x.shape(), x.dtype(), x.device());
+    call.residual = ref_of(rc);
+    call.sum = ref_of(*sum);
+    call.has_residual = true;
+  }
+  call.d = x.shape().back();
+  call.rows = x.numel() / call.d;
+  call.eps = eps;
+  call.has_stats = want_stats;
+  be.row_norm(call);
+  return f;
+}
+
 // want_stats: also the per-row statistics (for the backward).
 NormForward forward(OpId op, const Tensor& x, const Tensor& w, const Tensor* b,
                     std::optional<double> eps_in, bool want_stats) {
@@ -113,31 +153,7 @@ NormForward forward(OpId op, const Tensor& x, const Tensor& w, const Tensor* b,
     if (!want_stats) f.mean = f.rstd = Tensor();
     return f;
   }
-  const Tensor xc = x.contiguous(), wc = w.contiguous(), bc = b ? b->contiguous() : Tensor();
-  const Shape rows = row_shape(x.shape());
-  const DType wide = compute_dtype(x.dtype());
-  NormForward f;
-  f.out = Tensor::empty(x.shape(), x.dtype(), x.device());
-  RowNormCall call;
-  call.op = op;
-  call.x = ref_of(xc);
-  call.weight = ref_of(wc);
-  if (b) call.bias = ref_of(bc);
-  call.out = ref_of(f.out);
-  if (want_stats) {
-    f.rstd = Tensor::empty(rows, wide, x.device());
-    call.rstd = ref_of(f.rstd);
-    if (centred) {
-      f.mean = Tensor::empty(rows, wide, x.device());
-      call.mean = ref_of(f.mean);
-    }
-  }
-  call.d = x.shape().back();
-  call.rows = x.numel() / call.d;
-  call.eps = eps;
-  call.has_stats = want_stats;
-  be.row_norm(call);
-  return f;
+  return run_kernel(be, op, x, w, b, eps, want_stats);
 }
 
 // Checks grad and the saved statistics against x; returns whether the op is centred.
@@ -231,8 +247,13 @@ AddNorm fused_add_rms_norm(const Tensor& x, const Tensor& residual, const Tensor
                            std::optional<double> eps) {
   const OpScope scope("fused_add_rms_norm");
   const double e = ops::check_add_norm(OpId::fused_add_rms_norm, x, residual, weight, nullptr, eps);
-  ops::composition_only(OpId::fused_add_rms_norm, x);
   AddNorm r;
+  Backend& be = backend_for(x.device());
+  if (x.numel() > 0 && use_kernel(be, OpId::fused_add_rms_norm, x.dtype())) {
+    r.out =
+        run_kernel(be, OpId::rms_norm, x, weight, nullptr, e, false, &residual, &r.residual).out;
+    return r;
+  }
   r.residual = add(x, residual);
   r.out = rms_norm(r.residual, weight, e);
   return r;
@@ -242,8 +263,13 @@ AddNorm fused_add_layer_norm(const Tensor& x, const Tensor& residual, const Tens
                              const Tensor& bias, double eps) {
   const OpScope scope("fused_add_layer_norm");
   ops::check_add_norm(OpId::fused_add_layer_norm, x, residual, weight, &bias, eps);
-  ops::composition_only(OpId::fused_add_layer_norm, x);
   AddNorm r;
+  Backend& be = backend_for(x.device());
+  if (x.numel() > 0 && use_kernel(be, OpId::fused_add_layer_norm, x.dtype())) {
+    r.out =
+        run_kernel(be, OpId::layer_norm, x, weight, &bias, eps, false, &residual, &r.residual).out;
+    return r;
+  }
   r.residual = add(x, residual);
   r.out = layer_norm(r.residual, weight, bias, eps);
   return r;

@@ -55,6 +55,8 @@ constexpr OpId kKernels[] = {
     OpId::bias_activation_bwd,
     OpId::rms_norm,
     OpId::layer_norm,
+    OpId::fused_add_rms_norm,
+    OpId::fused_add_layer_norm,
     OpId::sort,
     OpId::argsort,
     OpId::topk,

@@ -30,6 +30,8 @@ constexpr OpId kKernels[] = {
     OpId::bias_activation_bwd,
     OpId::rms_norm,
     OpId::layer_norm,
+    OpId::fused_add_rms_norm,
+    OpId::fused_add_layer_norm,
     OpId::gather,
     OpId::scatter,
     OpId::scatter_reduce,

@@ -89,13 +89,21 @@ void run_row_norm(CudaDevice& dev, const RowNormCall& call) {
     rstd = device_address(call.rstd.base, call.rstd.offset, acc);
     if (centred) mean = device_address(call.mean.base, call.mean.offset, acc);
   }
+  uint64_t res = 0, sum = 0;
+  if (call.has_residual) {
+    if (call.residual.dtype != t || call.sum.dtype != t)
+      fail<BackendError>(op_name(call.op), "CUDA kernels want residual and sum of x's dtype");
+    res = device_address(call.residual.base, call.residual.offset, es);
+    sum = device_address(call.sum.base, call.sum.offset, es);
+  }
   NormKernelConfig cfg;
   cfg.kind = NormKernel::forward;
   cfg.op = call.op;
   cfg.dtype = t;
   cfg.block = call.d > kWarpRowMax;
-  cfg.vec = vector_units(t, call.d, {x, w, out, centred ? b : 0});
+  cfg.vec = vector_units(t, call.d, {x, w, out, centred ? b : 0, res, sum});
   cfg.stats = call.has_stats;
+  cfg.residual = call.has_residual;
   // Aligned rows that fit in registers: a warp up to its capacity, then a block.
   if (cfg.vec > 1 && call.d <= norm_regs_capacity(t, true)) {
     cfg.regs = true;
@@ -103,7 +111,7 @@ void run_row_norm(CudaDevice& dev, const RowNormCall& call) {
   }
   const LaunchConfig lc{{row_blocks(dev, cfg.block, call.rows)}, {unsigned(kNormBlock)}, 0};
   launch_kernel(dev, norm_kernel(dev, cfg), lc, cfg.name(), x, w, b, out, mean, rstd,
-                uint64_t(call.rows), uint64_t(call.d), call.eps);
+                uint64_t(call.rows), uint64_t(call.d), call.eps, res, sum);
 }
 
 void run_row_norm_bwd(CudaDevice& dev, const RowNormBwdCall& call) {

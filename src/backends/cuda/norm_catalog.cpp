@@ -13,12 +13,14 @@ std::vector<GeneratedKernel> norm_kernels(const ptx::Target& target) {
       for (int vec : {1, vector_width(t)}) {
         for (bool block : {false, true}) {
           for (bool stats : {false, true})
-            for (bool regs : {false, true}) {
-              if (regs && vec == 1) continue;
-              NormKernelConfig cfg{NormKernel::forward, op, t, block, vec, stats};
-              cfg.regs = regs;
-              out.push_back(generate_norm_kernel(cfg, target));
-            }
+            for (bool regs : {false, true})
+              for (bool residual : {false, true}) {
+                if (regs && vec == 1) continue;
+                NormKernelConfig cfg{NormKernel::forward, op, t, block, vec, stats};
+                cfg.regs = regs;
+                cfg.residual = residual;
+                out.push_back(generate_norm_kernel(cfg, target));
+              }
           for (bool fused : {false, true})
             out.push_back(generate_norm_kernel(
                 {NormKernel::backward_rows, op, t, block, vec, false, fused}, target));

@@ -30,6 +30,8 @@ void gen_forward(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc) {
   const Reg rows = b.param(PtxType::u64, "rows");
   const Reg d = b.param(PtxType::u64, "d");
   const Reg eps64 = b.param(PtxType::f64, "eps");
+  const Reg res = b.param_ptr("residual");
+  const Reg sum = b.param_ptr("sum");
   Reg buf_mean{}, buf_var{};
   if (cfg.block) {
     // One buffer per reduction of a row (see group_sum); a barrier ends each row.
@@ -40,7 +42,22 @@ void gen_forward(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc) {
   const Value eps(acc == PtxType::f64 ? eps64 : b.cvt(eps64, acc));
   for_each_row(b, cfg.block, rows, [&](const RowGroup& g, Reg k) {
     const Reg row_off = b.mul(b.mul(k, d), size);
-    const Reg x_row = b.add(x, row_off), out_row = b.add(out, row_off);
+    Reg x_row = b.add(x, row_off);
+    const Reg out_row = b.add(out, row_off);
+    if (cfg.residual) {
+      // sum = x + residual rounded to the dtype; the later passes read it back (each thread
+      // its own units, so no barrier).
+      const Reg sum_row = b.add(sum, row_off);
+      walk_row(b, dt, vec, {x_row, b.add(res, row_off)}, d, g, [&](Reg first, const Raws& r) {
+        std::vector<Reg> ss;
+        for (size_t e = 0; e < r[0].size(); ++e)
+          ss.push_back(ptx::to_storage(
+              b, ptx::from_storage(b, r[0][e], dt, acc) + ptx::from_storage(b, r[1][e], dt, acc),
+              dt));
+        store_unit(b, dt, vec, sum_row, first, ss);
+      });
+      x_row = sum_row;
+    }
     Value mu = Value::constant(acc, 0.0);
     if (centred) {
       const Reg s = zero(b, acc);
@@ -103,6 +120,8 @@ void gen_forward_regs(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc
   const Reg rows = b.param(PtxType::u64, "rows");
   const Reg d = b.param(PtxType::u64, "d");
   const Reg eps64 = b.param(PtxType::f64, "eps");
+  const Reg res = b.param_ptr("residual");
+  const Reg sum = b.param_ptr("sum");
   Reg buf_mean{}, buf_var{};
   if (cfg.block) {
     buf_mean = b.address_of(b.shared_array(acc, kWarps, "mean_sums", 16));
@@ -125,9 +144,25 @@ void gen_forward_regs(KernelBuilder& b, const NormKernelConfig& cfg, PtxType acc
     }
     // Every load of the thread first, so that they are all in flight together.
     std::vector<std::vector<Reg>> raw(ns), xs(ns);
+    std::vector<std::vector<Reg>> raw_res(ns);
     for (size_t i = 0; i < ns; ++i)
-      b.if_then(active[i],
-                [&] { raw[i] = load_raw_vector(b, dt, b.mad(b.min(j[i], last), 16, x_row)); });
+      b.if_then(active[i], [&] {
+        raw[i] = load_raw_vector(b, dt, b.mad(b.min(j[i], last), 16, x_row));
+        if (cfg.residual)
+          raw_res[i] = load_raw_vector(b, dt, b.mad(b.min(j[i], last), 16, b.add(res, row_off)));
+      });
+    if (cfg.residual)
+      // x + residual rounded to the dtype, stored to sum and normalised in its place.
+      for (size_t i = 0; i < ns; ++i)
+        b.if_then(active[i], [&] {
+          for (size_t e = 0; e < size_t(vec); ++e)
+            b.assign(raw[i][e], ptx::to_storage(b,
+                                                ptx::from_storage(b, raw[i][e], dt, acc) +
+                                                    ptx::from_storage(b, raw_res[i][e], dt, acc),
+                                                dt));
+          b.if_then(valid[i],
+                    [&] { store_raw_vector(b, dt, b.mad(j[i], 16, b.add(sum, row_off)), raw[i]); });
+        });
     const Reg s = zero(b, acc);
     for (size_t i = 0; i < ns; ++i) {
       for (int e = 0; e < vec; ++e) xs[i].push_back(zero(b, acc));

@@ -32,7 +32,7 @@ std::string NormKernelConfig::name() const {
   return "norm_" + std::string(kind_name(kind)) + "_" + std::string(op_name(op)) + "_" +
          std::string(dtype_name(dtype)) + (rows ? (block ? "_block" : "_warp") : "") +
          (vec > 1 ? "_v" : "") + (stats ? "_stats" : "") + (fused ? "_fused" : "") +
-         (regs ? "_regs" : "");
+         (regs ? "_regs" : "") + (residual ? "_res" : "");
 }
 
 GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Target& target) {
@@ -41,6 +41,7 @@ GeneratedKernel generate_norm_kernel(const NormKernelConfig& cfg, const ptx::Tar
       (cfg.stats && cfg.kind != NormKernel::forward) ||
       (cfg.fused && cfg.kind != NormKernel::backward_rows) ||
       (cfg.regs && (cfg.kind != NormKernel::forward || cfg.vec == 1)) ||
+      (cfg.residual && cfg.kind != NormKernel::forward) ||
       (cfg.block && cfg.kind == NormKernel::backward_columns))
     fail<BackendError>("cuda", "row_norm: invalid kernel configuration ", cfg.name());
   const ptx::PtxType acc = reduce_acc_type(cfg.dtype);

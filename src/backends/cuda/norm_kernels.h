@@ -10,8 +10,10 @@
 //   forward, rms:   Σx²; rstd = 1 / sqrt(Σx² / d + eps); out = x * rstd * w
 //   forward, layer: mean = Σx / d; rstd = 1 / sqrt(Σ(x - mean)² / d + eps) (two passes,
 //                   never E[x²] - E[x]²); out = (x - mean) * rstd * w + b
-//   Parameters: x, weight, bias, out, mean, rstd (u64), rows, d (u64), eps (f64); bias and
-//   mean are unused by rms, mean and rstd unless stats.
+//   Parameters: x, weight, bias, out, mean, rstd (u64), rows, d (u64), eps (f64), residual,
+//   sum (u64); bias and mean are unused by rms, mean and rstd unless stats, residual and sum
+//   unless residual (the fused add-norms: the row is x + residual rounded to the dtype, written
+//   to sum by a first pass, or from registers).
 //   Rows that fit (norm_regs_capacity) with vec > 1 are read once, into registers, and the
 //   passes run there (regs).
 //   backward d_x:   xhat = (x - mean) * rstd, gw = g * w, a = Σ gw xhat / d,
@@ -56,11 +58,12 @@ struct NormKernelConfig {
   NormKernel kind = NormKernel::forward;
   OpId op = OpId::rms_norm;  // rms_norm or layer_norm
   DType dtype = DType::F32;
-  bool block = false;  // rows kernels: a block per row (else a warp)
-  int vec = 1;         // 1 or vector_width(dtype)
-  bool stats = false;  // forward: writes mean (layer) and rstd
-  bool fused = false;  // backward rows: also d_weight and d_bias (see above)
-  bool regs = false;   // forward: the row held in registers (vec > 1, d <= norm_regs_capacity)
+  bool block = false;     // rows kernels: a block per row (else a warp)
+  int vec = 1;            // 1 or vector_width(dtype)
+  bool stats = false;     // forward: writes mean (layer) and rstd
+  bool fused = false;     // backward rows: also d_weight and d_bias (see above)
+  bool regs = false;      // forward: the row held in registers (vec > 1, d <= norm_regs_capacity)
+  bool residual = false;  // forward: normalises x + residual, also stored to sum
 
   bool centred() const { return op == OpId::layer_norm; }
   std::string name() const;

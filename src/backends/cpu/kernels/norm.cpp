@@ -86,6 +86,9 @@ void forward(const RowNormCall& c) {
   const bool centred = c.op == OpId::layer_norm;
   const S* x = static_cast<const S*>(c.x.base) + c.x.offset;
   S* out = static_cast<S*>(c.out.base) + c.out.offset;
+  const S* res =
+      c.has_residual ? static_cast<const S*>(c.residual.base) + c.residual.offset : nullptr;
+  S* sum = c.has_residual ? static_cast<S*>(c.sum.base) + c.sum.offset : nullptr;
   C* mean_out = c.has_stats && centred ? static_cast<C*>(c.mean.base) + c.mean.offset : nullptr;
   C* rstd_out = c.has_stats ? static_cast<C*>(c.rstd.base) + c.rstd.offset : nullptr;
   const C eps = C(c.eps);
@@ -103,7 +106,13 @@ void forward(const RowNormCall& c) {
     constexpr bool kWide = !std::is_same_v<S, C>;
     const std::unique_ptr<C[]> scratch(kWide ? new C[size_t(2 * d)] : nullptr);
     for (int64_t r = r0; r < r1; ++r) {
-      const C* xr = widen<C>(x + r * d, d, scratch.get());
+      if (res) {  // the row normalised is x + residual, rounded to S as add rounds it
+        const S* a = x + r * d;
+        const S* b2 = res + r * d;
+        S* sr = sum + r * d;
+        for (int64_t i = 0; i < d; ++i) sr[i] = convert<S>(convert<C>(a[i]) + convert<C>(b2[i]));
+      }
+      const C* xr = widen<C>((res ? sum : x) + r * d, d, scratch.get());
       C* yr = kWide ? scratch.get() + d : reinterpret_cast<C*>(out + r * d);
       C mu = 0;
       if (centred)
