@@ -221,6 +221,12 @@ class AttentionGen {
     return out;
   }
 
+  // exp(x), exactly 0 for x = -inf (a key not kept, or a query with none: lse = +inf).
+  Value exp0(const Value& x) {
+    return select(x == Value::constant(PtxType::f32, -kInf), Value::constant(PtxType::f32, 0.0),
+                  exp(x));
+  }
+
   // v reduced over the 16 threads of a half warp (one ty), the same in each.
   Reg half_warp(Reg v, bool is_max) {
     for (int m = 1; m < 16; m *= 2) {
@@ -307,10 +313,10 @@ void AttentionGen::forward() {
       const Reg m_new = b.max(m[size_t(r)], half_warp(mx, true));
       // A row with nothing kept yet stays at m = -inf; 0 stands in so that no -inf - -inf.
       const Reg m_use = b.selp(b.setp(Cmp::eq, m_new, -kInf), 0.0, m_new);
-      const Value alpha = exp(Value(m[size_t(r)]) - Value(m_use));
+      const Value alpha = exp0(Value(m[size_t(r)]) - Value(m_use));
       Reg sum = b.mov(PtxType::f32, 0.0);
       for (int c = 0; c < r_; ++c) {
-        const Value p = exp(Value(sc[size_t(c)]) - Value(m_use));
+        const Value p = exp0(Value(sc[size_t(c)]) - Value(m_use));
         sum = b.add(sum, p.reg());
         b.st_shared(p_cell, p.reg(), (int64_t(r) * 16 * sp_ + c * 16) * 4);
       }
@@ -374,7 +380,7 @@ void AttentionGen::backward_kv() {
       for (int c = 0; c < r_; ++c) {
         const size_t rc = size_t(r * r_ + c);
         const Reg sc = score(s[rc], qi[size_t(c)], keys[size_t(r)]);
-        const Value p = exp(Value(sc) - Value(lse[size_t(c)]));
+        const Value p = exp0(Value(sc) - Value(lse[size_t(c)]));
         const Value ds = p * (Value(dp[rc]) - Value(delta[size_t(c)]));
         const int64_t at = (int64_t(r) * 16 * sp_ + c * 16) * 4;
         b.st_shared(p_cell, p.reg(), at);
@@ -418,7 +424,7 @@ void AttentionGen::backward_q() {
       for (int c = 0; c < r_; ++c) {
         const size_t rc = size_t(r * r_ + c);
         const Reg sc = score(s[rc], rows[size_t(r)], b.add(j0, b.add(tx64_, 16 * c)));
-        const Value p = exp(Value(sc) - Value(lse[size_t(r)]));
+        const Value p = exp0(Value(sc) - Value(lse[size_t(r)]));
         const Value ds = p * (Value(dp[rc]) - Value(delta[size_t(r)]));
         b.st_shared(ds_cell, ds.reg(), (int64_t(r) * 16 * sp_ + c * 16) * 4);
       }
