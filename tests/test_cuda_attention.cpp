@@ -38,9 +38,9 @@ struct Case {
 
 std::string describe(const Case& c, DType t) {
   return std::string(dtype_name(t)) + " B" + std::to_string(c.b) + " H" + std::to_string(c.h) +
-         " Lq" + std::to_string(c.lq) + " Lk" + std::to_string(c.lk) + " E" +
-         std::to_string(c.e) + " Ev" + std::to_string(c.ev) + (c.causal ? " causal" : "") +
-         " mask" + std::to_string(int(c.mask));
+         " Lq" + std::to_string(c.lq) + " Lk" + std::to_string(c.lk) + " E" + std::to_string(c.e) +
+         " Ev" + std::to_string(c.ev) + (c.causal ? " causal" : "") + " mask" +
+         std::to_string(int(c.mask));
 }
 
 const std::vector<Case>& cases() {
@@ -96,12 +96,11 @@ Tensor on(const Tensor& x, Device dev) { return x.defined() ? x.to(dev) : x; }
 // The float64 reference of the output, from the inputs' values.
 RefTensor reference_out(const Case& c, const Inputs& in) {
   const Shape scores{c.b, c.h, c.lq, c.lk};
-  const RefTensor rm = in.mask.defined() ? to_ref(in.mask.broadcast_to(scores).contiguous())
-                                         : RefTensor{};
-  return reference::attention(to_ref(in.q), to_ref(in.k), to_ref(in.v),
-                              in.mask.defined() ? &rm : nullptr,
-                              in.mask.defined() && in.mask.dtype() == DType::Bool, c.causal,
-                              1.0 / std::sqrt(double(c.e)));
+  const RefTensor rm =
+      in.mask.defined() ? to_ref(in.mask.broadcast_to(scores).contiguous()) : RefTensor{};
+  return reference::attention(
+      to_ref(in.q), to_ref(in.k), to_ref(in.v), in.mask.defined() ? &rm : nullptr,
+      in.mask.defined() && in.mask.dtype() == DType::Bool, c.causal, 1.0 / std::sqrt(double(c.e)));
 }
 
 struct Grads {
@@ -298,9 +297,9 @@ TEST(CudaAttention, PathChoice) {
 TEST(PtxAttention, SharedMemoryFitsSm80) {
   // sm_80's opt-in limit of dynamic shared memory per block (sm_90 allows more).
   constexpr int64_t kSm80Shared = 163 * 1024;
-  for (cuda::AttentionKernel kind : {cuda::AttentionKernel::forward,
-                                     cuda::AttentionKernel::backward_kv,
-                                     cuda::AttentionKernel::backward_q})
+  for (cuda::AttentionKernel kind :
+       {cuda::AttentionKernel::forward, cuda::AttentionKernel::backward_kv,
+        cuda::AttentionKernel::backward_q})
     for (int dmax : {32, 64, 128, 256}) {
       const cuda::AttentionKernelConfig cfg{kind, DType::F16, dmax};
       EXPECT_LE(cfg.shared_bytes(), kSm80Shared) << cfg.name();

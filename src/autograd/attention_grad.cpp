@@ -47,7 +47,7 @@ Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v, const
     if (!x->defined()) fail<InvalidArgument>(kName, "q, k and v must be defined");
   ops::AttentionPlan plan =
       ops::plan_attention(q.tensor(), k.tensor(), v.tensor(), mask, causal, scale, false);
-  if (!ops::attention_uses_kernel(q.tensor(), k.tensor(), v.tensor())) {
+  if (!ops::attention_uses_kernel(plan, q.tensor(), k.tensor(), v.tensor())) {
     ops::resolve_masks(plan, q.tensor(), k.tensor());
     const DType t = q.dtype(), wide = compute_dtype(t);
     return cast(compose::attention_parts<Var>(cast(q, wide), cast(k, wide), cast(v, wide), plan),

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include "core/dim_merge.h"
 #include "numr/attention.h"
 #include "numr/ops.h"
 #include "ops/common.h"
 #include "ops/compose/attention.h"
-#include "core/dim_merge.h"
 #include "ops/triangle.h"
 
 namespace numr {
@@ -83,9 +83,12 @@ void resolve_masks(AttentionPlan& plan, const Tensor& q, const Tensor& k) {
   }
 }
 
-bool attention_uses_kernel(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const bool fits = q.numel() > 0 && k.numel() > 0 && v.numel() > 0 &&
-                    q.size(-1) <= kAttentionMaxDim && v.size(-1) <= kAttentionMaxDim;
+bool attention_uses_kernel(const AttentionPlan& plan, const Tensor& q, const Tensor& k,
+                           const Tensor& v) {
+  // Empty results and empty key sequences have nothing for a kernel to do; E = 0 runs it.
+  const bool fits = shape_numel(plan.batch) > 0 && q.size(-2) > 0 && k.size(-2) > 0 &&
+                    v.size(-1) > 0 && q.size(-1) <= kAttentionMaxDim &&
+                    v.size(-1) <= kAttentionMaxDim;
   // A call the kernels cannot take is counted as the composition it runs.
   const ForceComposition outside(!fits, {OpId::scaled_dot_product_attention});
   return use_kernel(backend_for(q.device()), OpId::scaled_dot_product_attention, q.dtype());
@@ -113,7 +116,8 @@ Views batch_views(const Shape& batch, std::vector<Tensor> ts, size_t unit_last) 
   const size_t nb = batch.size();
   auto merged = [&] {
     std::vector<Strides> st;
-    for (const Tensor& t : ts) st.emplace_back(t.strides().begin(), t.strides().begin() + ptrdiff_t(nb));
+    for (const Tensor& t : ts)
+      st.emplace_back(t.strides().begin(), t.strides().begin() + ptrdiff_t(nb));
     std::vector<const Strides*> ptrs;
     for (const Strides& x : st) ptrs.push_back(&x);
     return merge_dims(batch, ptrs);
@@ -201,7 +205,8 @@ AttentionGrads attention_kernel_backward(const Tensor& grad, const Tensor& q, co
   const Shape dq_shape = with_last2(plan.batch, q.size(-2), q.size(-1)),
               dk_shape = with_last2(plan.batch, k.size(-2), k.size(-1)),
               dv_shape = with_last2(plan.batch, v.size(-2), v.size(-1));
-  const Tensor dq = Tensor::empty(dq_shape, t, q.device()), dk = Tensor::empty(dk_shape, t, q.device()),
+  const Tensor dq = Tensor::empty(dq_shape, t, q.device()),
+               dk = Tensor::empty(dk_shape, t, q.device()),
                dv = Tensor::empty(dv_shape, t, q.device());
   auto as4 = [&](const Tensor& x) {
     TensorRef r = ref_of(x);
@@ -233,7 +238,14 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                                     const Tensor& mask, bool causal, std::optional<double> scale) {
   const OpScope scope("scaled_dot_product_attention");
   ops::AttentionPlan plan = ops::plan_attention(q, k, v, mask, causal, scale, false);
-  if (ops::attention_uses_kernel(q, k, v)) return ops::attention_kernel_forward(q, k, v, plan).out;
+  Shape out_shape = plan.batch;
+  out_shape.push_back(q.size(-2));
+  out_shape.push_back(v.size(-1));
+  // No keys: every query attends to nothing and gets zeros (what the composition gives).
+  if (shape_numel(out_shape) == 0 || k.size(-2) == 0)
+    return zeros(out_shape, q.dtype(), q.device());
+  if (ops::attention_uses_kernel(plan, q, k, v))
+    return ops::attention_kernel_forward(q, k, v, plan).out;
   ops::resolve_masks(plan, q, k);
   const DType t = q.dtype(), wide = compute_dtype(t);
   return compose::attention_parts<Tensor>(q.cast(wide), k.cast(wide), v.cast(wide), plan).cast(t);

@@ -27,8 +27,10 @@ AttentionPlan plan_attention(const Tensor& q, const Tensor& k, const Tensor& v, 
 void resolve_masks(AttentionPlan& plan, const Tensor& q, const Tensor& k);
 
 // Whether this call runs the backend's kernel (counted as use_kernel counts): the backend
-// has one for q's dtype, nothing is empty and the head dims are at most kAttentionMaxDim.
-bool attention_uses_kernel(const Tensor& q, const Tensor& k, const Tensor& v);
+// has one for q's dtype, the result and the key sequence are not empty and the head dims
+// are at most kAttentionMaxDim.
+bool attention_uses_kernel(const AttentionPlan& plan, const Tensor& q, const Tensor& k,
+                           const Tensor& v);
 
 struct AttentionForward {
   Tensor out;  // q's dtype, [batch.., Lq, Ev]

@@ -93,8 +93,8 @@ void run_attention(CudaDevice& dev, const AttentionCall& call) {
   p.strides[9] = uint64_t(o.shape[1] * o.shape[2] * o.shape[3]);
   p.strides[10] = uint64_t(o.shape[2] * o.shape[3]);
   p.strides[11] = uint64_t(o.shape[3]);
-  launch_attention(dev, AttentionKernel::forward, call.q.dtype, attention_dmax(int64_t(p.e), int64_t(p.ev)), p,
-                   batch, int64_t(p.lq));
+  launch_attention(dev, AttentionKernel::forward, call.q.dtype,
+                   attention_dmax(int64_t(p.e), int64_t(p.ev)), p, batch, int64_t(p.lq));
 }
 
 void run_attention_bwd(CudaDevice& dev, const AttentionBwdCall& call) {
@@ -109,8 +109,11 @@ void run_attention_bwd(CudaDevice& dev, const AttentionBwdCall& call) {
   p.d_k = address(call.d_k);
   p.d_v = address(call.d_v);
   const int dmax = attention_dmax(int64_t(p.e), int64_t(p.ev));
-  if (p.lk > 0) launch_attention(dev, AttentionKernel::backward_kv, call.q.dtype, dmax, p, batch, int64_t(p.lk));
-  if (p.lq > 0) launch_attention(dev, AttentionKernel::backward_q, call.q.dtype, dmax, p, batch, int64_t(p.lq));
+  if (p.lk > 0)
+    launch_attention(dev, AttentionKernel::backward_kv, call.q.dtype, dmax, p, batch,
+                     int64_t(p.lk));
+  if (p.lq > 0)
+    launch_attention(dev, AttentionKernel::backward_q, call.q.dtype, dmax, p, batch, int64_t(p.lq));
 }
 
 }  // namespace numr::cuda

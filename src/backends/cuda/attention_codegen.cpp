@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "backends/cuda/attention_kernels.h"
-#include "core/backend.h"
 #include "codegen/ptx/builder.h"
 #include "codegen/ptx/element_io.h"
 #include "codegen/ptx/value.h"
 #include "codegen/ptx/value_math.h"
+#include "core/backend.h"
 #include "numr/error.h"
 
 namespace numr::cuda {
@@ -91,8 +91,8 @@ class AttentionGen {
     tile_ = b.rem(block, tiles);
     const Reg i0 = b.div(batch_, n1), i1 = b.rem(batch_, n1);
     auto base = [&](Reg ptr, int first, Reg size) {
-      return b.add(ptr, b.mul(b.add(b.mul(i0, s[size_t(first)]), b.mul(i1, s[size_t(first + 1)])),
-                              size));
+      return b.add(
+          ptr, b.mul(b.add(b.mul(i0, s[size_t(first)]), b.mul(i1, s[size_t(first + 1)])), size));
     };
     const Reg es = b.mov(PtxType::u64, es_);
     qb_ = base(q_, 0, es);
@@ -307,7 +307,8 @@ void AttentionGen::forward() {
       std::vector<Reg> sc;
       Reg mx = b.mov(PtxType::f32, -kInf);
       for (int c = 0; c < r_; ++c) {
-        sc.push_back(score(s[size_t(r * r_ + c)], rows[size_t(r)], b.add(j0, b.add(tx64_, 16 * c))));
+        sc.push_back(
+            score(s[size_t(r * r_ + c)], rows[size_t(r)], b.add(j0, b.add(tx64_, 16 * c))));
         mx = b.max(mx, sc.back());
       }
       const Reg m_new = b.max(m[size_t(r)], half_warp(mx, true));
@@ -452,8 +453,8 @@ int64_t AttentionKernelConfig::shared_bytes() const {
 }
 
 std::string AttentionKernelConfig::name() const {
-  return "attention_" + std::string(kind_name(kind)) + "_" + std::string(dtype_name(dtype)) +
-         "_d" + std::to_string(dmax);
+  return "attention_" + std::string(kind_name(kind)) + "_" + std::string(dtype_name(dtype)) + "_d" +
+         std::to_string(dmax);
 }
 
 int attention_dmax(int64_t e, int64_t ev) {
