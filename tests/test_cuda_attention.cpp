@@ -303,15 +303,22 @@ TEST(PtxAttention, SharedMemoryFitsSm80) {
     for (int dmax : {32, 64, 128, 256}) {
       const cuda::AttentionKernelConfig cfg{kind, DType::F16, dmax};
       EXPECT_LE(cfg.shared_bytes(), kSm80Shared) << cfg.name();
+      if (kind == cuda::AttentionKernel::forward && dmax <= 128) {
+        const cuda::AttentionKernelConfig mma{kind, DType::BF16, dmax, true};
+        EXPECT_LE(mma.shared_bytes(), kSm80Shared) << mma.name();
+      }
     }
 }
 
+// The tensor-core kernels and every kind at head dim 64 (PtxCatalog assembles them all).
 TEST(PtxAttention, AssemblesForSm80AndSm90) {
   NUMR_REQUIRE_PTXAS();
   for (const ptx::Target t : {ptx::Target{80, 8, 7}, ptx::Target{90, 8, 7}}) {
     const std::vector<cuda::GeneratedKernel> ks = cuda::attention_kernels(t);
-    EXPECT_EQ(ks.size(), 36u);
+    EXPECT_EQ(ks.size(), 42u);
     for (const cuda::GeneratedKernel& k : ks) {
+      const bool mma = k.name.ends_with("_mma");
+      if (!mma && !k.name.ends_with("_d64")) continue;
       const PtxasResult r = assemble(k.ptx, t.sm);
       EXPECT_TRUE(r.ok()) << k.name << " sm_" << t.sm << ": " << r.output;
     }

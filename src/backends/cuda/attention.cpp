@@ -1,6 +1,8 @@
 // run_attention and run_attention_bwd: the kernels of attention_kernels.h on the 4-D views
-// of AttentionCall. The backward runs backward_kv (a block per key tile: d_k, d_v) and
-// backward_q (a block per query tile: d_q), each output element written by one thread.
+// of AttentionCall. The forward of F16 and BF16 up to a head dim of 128 runs on the tensor
+// cores (forward, mma), the rest with FMA. The backward runs backward_kv (a block per key tile:
+// d_k, d_v) and backward_q (a block per query tile: d_q), each output element written by one
+// thread.
 #include <array>
 #include <cstdint>
 
@@ -68,7 +70,9 @@ Params common(const TensorRef& q, const TensorRef& k, const TensorRef& v, const 
 
 void launch_attention(CudaDevice& dev, AttentionKernel kind, DType t, int dmax, Params p,
                       int64_t batch, int64_t rows) {
-  const AttentionKernelConfig cfg{kind, t, dmax};
+  AttentionKernelConfig cfg{kind, t, dmax};
+  // The tensor-core forward where it exists: F16 and BF16 up to a head dim of 128.
+  cfg.mma = kind == AttentionKernel::forward && t != DType::F32 && dmax <= 128;
   const int64_t tiles = ceil_div(rows, cfg.tile());
   if (batch * tiles > int64_t(INT32_MAX))
     fail<BackendLimitation>(kOp, "more than 2^31 - 1 tiles on CUDA");
@@ -76,7 +80,7 @@ void launch_attention(CudaDevice& dev, AttentionKernel kind, DType t, int dmax, 
   const CUfunction f = reduce_family_kernel(
       dev, cfg.name(), [&](const ptx::Target& tg) { return generate_attention_kernel(cfg, tg); });
   const LaunchConfig lc{
-      {unsigned(batch * tiles)}, {unsigned(kAttentionThreads)}, unsigned(cfg.shared_bytes())};
+      {unsigned(batch * tiles)}, {unsigned(cfg.threads())}, unsigned(cfg.shared_bytes())};
   launch_kernel(dev, f, lc, cfg.name(), p.q, p.k, p.v, p.mask, p.o, p.lse, p.delta, p.d_q, p.d_k,
                 p.d_v, p.n1, p.lq, p.lk, p.e, p.ev, p.tiles, p.scale, p.flags, p.strides);
 }

@@ -12,6 +12,9 @@ std::vector<GeneratedKernel> attention_kernels(const ptx::Target& target) {
     for (DType t : {DType::F32, DType::F16, DType::BF16})
       for (int dmax : {32, 64, 128, 256})
         out.push_back(generate_attention_kernel({kind, t, dmax}, target));
+  for (DType t : {DType::F16, DType::BF16})
+    for (int dmax : {32, 64, 128})
+      out.push_back(generate_attention_kernel({AttentionKernel::forward, t, dmax, true}, target));
   return out;
 }
 

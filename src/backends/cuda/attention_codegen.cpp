@@ -1,7 +1,10 @@
 // The attention kernels (attention_kernels.h): forward, backward_kv and backward_q, built
 // from shared pieces (tile copies, tile products, the masked score).
 #include <algorithm>
+#include <array>
+#include <initializer_list>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/attention_kernels.h"
@@ -24,6 +27,7 @@ using ptx::Value;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kUnroll = 4;  // steps of the tile products per loop trip
+constexpr int kMmaThreads = 128;
 
 int log2_of(int x) {
   int n = 0;
@@ -113,6 +117,7 @@ class AttentionGen {
   }
 
   void forward();
+  void forward_mma();
   void backward_kv();
   void backward_q();
 
@@ -275,6 +280,61 @@ class AttentionGen {
     return v;
   }
 
+  // Rows [row0, row0 + tile) of a [rows, ncols] F16/BF16 matrix into a shared tile of raw
+  // 16-bit elements, `stride` elements a row, zeros outside the matrix; transposed: element
+  // (r, c) goes to c * stride + r. kMmaThreads threads, a row's columns side by side.
+  void load_half_tile(Reg dst, Reg base, Reg row0, Reg rows, Reg ncols, Reg rs, int stride,
+                      bool transposed) {
+    const int per = kMmaThreads / dp_;  // rows per pass
+    const Reg col = b_.and_(tid_, dp_ - 1);
+    const Reg r0 = b_.shr(tid_, log2_of(dp_));
+    const Reg col64 = b_.cvt(col, PtxType::u64);
+    const Reg col_ok = b_.setp(Cmp::lt, col64, ncols);
+    const Reg cell = transposed ? b_.mad(col, stride, r0) : b_.mad(r0, stride, col);
+    const Reg sdst = b_.add(dst, b_.shl(cell, 1));
+    const Reg first = b_.add(row0, b_.cvt(r0, PtxType::u64));
+    const PtxType ht = dt_ == DType::F16 ? PtxType::f16 : PtxType::bf16;
+    for (int pass = 0; pass < t_ / per; ++pass) {
+      const int row = pass * per;
+      const Reg gi = b_.add(first, row);
+      const Reg val = b_.mov(ht, 0.0);
+      b_.if_then(b_.and_(col_ok, b_.setp(Cmp::lt, gi, rows)), [&] {
+        const Reg addr = b_.add(base, b_.mul(b_.add(b_.mul(gi, rs), col64), 2));
+        b_.assign(val, b_.ld_global(ht, addr));
+      });
+      b_.st_shared(sdst, val, int64_t(transposed ? row : row * stride) * 2);
+    }
+  }
+
+  // d += a b over one m16n8k16 tile on the tensor cores: a four and b two registers of
+  // packed 16-bit pairs, d four F32 registers updated in place.
+  void mma(std::array<Reg, 4>& d, const std::array<Reg, 4>& a, const std::array<Reg, 2>& bf) {
+    const char* t = dt_ == DType::F16 ? "f16" : "bf16";
+    auto list = [](std::initializer_list<Reg> rs) {
+      std::string out = "{";
+      for (const Reg r : rs) out += (out.size() > 1 ? ", " : "") + ptx::reg_name(r);
+      return out + "}";
+    };
+    b_.raw(std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + t + "." + t + ".f32 " +
+               list({d[0], d[1], d[2], d[3]}) + ", " + list({a[0], a[1], a[2], a[3]}) + ", " +
+               list({bf[0], bf[1]}) + ", " + list({d[0], d[1], d[2], d[3]}),
+           {d[0], d[1], d[2], d[3]},
+           {a[0], a[1], a[2], a[3], bf[0], bf[1], d[0], d[1], d[2], d[3]});
+  }
+
+  // Two F32 values x0, x1 as packed 16-bit pairs (x0 in the low half): their rounding
+  // (first) and the rounding of what that misses (second), so that first + second holds
+  // each value to about 2^-17 relative, near F32.
+  std::pair<Reg, Reg> split_pair(Reg x0, Reg x1) {
+    const PtxType ht = dt_ == DType::F16 ? PtxType::f16 : PtxType::bf16;
+    const Reg h0 = b_.cvt(x0, ht);
+    const Reg h1 = b_.cvt(x1, ht);
+    const Reg l0 = b_.cvt(b_.sub(x0, b_.cvt(h0, PtxType::f32)), ht);
+    const Reg l1 = b_.cvt(b_.sub(x1, b_.cvt(h1, PtxType::f32)), ht);
+    const Reg hi = b_.pack(h0, h1);
+    return {hi, b_.pack(l0, l1)};
+  }
+
   KernelBuilder& b_;
   DType dt_;
   int es_, t_, r_, dp_, c_, sd_, sp_;
@@ -345,6 +405,124 @@ void AttentionGen::forward() {
     });
   }
   store_rows(acc, o_, q0, lq_, ev_, inv);
+}
+
+void AttentionGen::forward_mma() {
+  KernelBuilder& b = b_;
+  const int sh = dp_ + 8;  // 16-bit elements per row of the q and k tiles
+  const int svt = t_ + 8;  // per row of the transposed v tile
+  const Reg qs = shared_at(0), ks = shared_at(t_ * sh * 2), vts = shared_at(2 * t_ * sh * 2);
+  const Reg lane = b.and_(tid_, 31), warp = b.shr(tid_, 5);
+  const Reg g = b.shr(lane, 2), tig = b.and_(lane, 3);
+  const Reg q0 = b.mul(tile_, t_);
+  load_half_tile(qs, qb_, q0, lq_, e_, qr_, sh, false);
+  const Reg wrow = b.add(b.shl(warp, 4), g);  // the thread's first row in the tile
+  const std::array<Reg, 2> rows = {b.add(q0, b.cvt(wrow, PtxType::u64)),
+                                   b.add(q0, b.cvt(b.add(wrow, 8), PtxType::u64))};
+  b.bar_sync();
+  // The warp's 16 query rows as A fragments, one set per 16 columns of the head dim.
+  const int ksteps = dp_ / 16, ntiles = dp_ / 8, key_tiles = t_ / 8;
+  std::vector<std::array<Reg, 4>> qa;
+  const Reg qa_at = b.add(qs, b.shl(b.mad(wrow, sh, b.shl(tig, 1)), 1));
+  for (int kk = 0; kk < ksteps; ++kk) {
+    const int64_t at = int64_t(kk) * 32;
+    qa.push_back({b.ld_shared(PtxType::b32, qa_at, at),
+                  b.ld_shared(PtxType::b32, qa_at, at + 8 * sh * 2),
+                  b.ld_shared(PtxType::b32, qa_at, at + 16),
+                  b.ld_shared(PtxType::b32, qa_at, at + 8 * sh * 2 + 16)});
+  }
+  std::vector<std::array<Reg, 4>> acc(static_cast<size_t>(ntiles));
+  for (auto& a : acc)
+    for (Reg& r : a) r = b.mov(PtxType::f32, 0.0);
+  std::array<Reg, 2> m = {b.mov(PtxType::f32, -kInf), b.mov(PtxType::f32, -kInf)};
+  std::array<Reg, 2> l = {b.mov(PtxType::f32, 0.0),
+                          b.mov(PtxType::f32, 0.0)};  // this thread's part
+  const Reg kb_at = b.add(ks, b.shl(b.mad(g, sh, b.shl(tig, 1)), 1));
+  const Reg vb_at = b.add(vts, b.shl(b.mad(g, svt, b.shl(tig, 1)), 1));
+  const Reg key_off = b.cvt(b.shl(tig, 1), PtxType::u64);
+  b.for_range(b.mov(PtxType::u64, 0), key_tiles_end(q0), 1, PtxType::u64, [&](Reg kt) {
+    const Reg j0 = b.mul(kt, t_);
+    b.bar_sync();  // the last tile's products are done with ks and vts
+    load_half_tile(ks, kb_, j0, lk_, e_, kr_, sh, false);
+    load_half_tile(vts, vb_, j0, lk_, ev_, vr_, svt, true);
+    b.bar_sync();
+    // s = q k^T: per 8 keys, c0 c1 at row g and c2 c3 at row g + 8, keys 2 tig and 2 tig + 1.
+    std::vector<std::array<Reg, 4>> s(static_cast<size_t>(key_tiles));
+    for (int nt = 0; nt < key_tiles; ++nt) {
+      for (Reg& r : s[size_t(nt)]) r = b.mov(PtxType::f32, 0.0);
+      for (int kk = 0; kk < ksteps; ++kk) {
+        const int64_t at = (int64_t(nt) * 8 * sh + kk * 16) * 2;
+        mma(s[size_t(nt)], qa[size_t(kk)],
+            {b.ld_shared(PtxType::b32, kb_at, at), b.ld_shared(PtxType::b32, kb_at, at + 16)});
+      }
+      const Reg key = b.add(b.add(j0, key_off), nt * 8);
+      for (int e = 0; e < 4; ++e)
+        s[size_t(nt)][size_t(e)] =
+            score(s[size_t(nt)][size_t(e)], rows[size_t(e / 2)], e % 2 ? b.add(key, 1) : key);
+    }
+    // The online softmax of rows g (h = 0) and g + 8 (h = 1), over the 4 threads of a row.
+    for (int h = 0; h < 2; ++h) {
+      Reg mx = b.mov(PtxType::f32, -kInf);
+      for (int nt = 0; nt < key_tiles; ++nt)
+        for (int e = 2 * h; e < 2 * h + 2; ++e) mx = b.max(mx, s[size_t(nt)][size_t(e)]);
+      for (int x = 1; x < 4; x *= 2) mx = b.max(mx, b.shfl(ShflMode::bfly, mx, x));
+      const Reg m_new = b.max(m[size_t(h)], mx);
+      const Reg m_use = b.selp(b.setp(Cmp::eq, m_new, -kInf), 0.0, m_new);
+      const Value alpha = exp0(Value(m[size_t(h)]) - Value(m_use));
+      Reg sum = b.mov(PtxType::f32, 0.0);
+      for (int nt = 0; nt < key_tiles; ++nt)
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          Reg& x = s[size_t(nt)][size_t(e)];
+          x = exp0(Value(x) - Value(m_use)).reg();
+          sum = b.add(sum, x);
+        }
+      b.assign(l[size_t(h)], b.fma(l[size_t(h)], alpha.reg(), sum));
+      for (auto& a : acc)
+        for (int e = 2 * h; e < 2 * h + 2; ++e)
+          b.assign(a[size_t(e)], b.mul(a[size_t(e)], alpha.reg()));
+      b.assign(m[size_t(h)], m_new);
+    }
+    // acc += p v: p is the A fragment as the scores' tiles lie, in two 16-bit parts (the
+    // rounding and its remainder) so that p is not rounded to 16 bits.
+    for (int kk = 0; kk < key_tiles / 2; ++kk) {
+      const auto& s0 = s[size_t(2 * kk)];
+      const auto& s1 = s[size_t(2 * kk + 1)];
+      const std::pair<Reg, Reg> a0 = split_pair(s0[0], s0[1]), a1 = split_pair(s0[2], s0[3]),
+                                a2 = split_pair(s1[0], s1[1]), a3 = split_pair(s1[2], s1[3]);
+      const std::array<Reg, 4> hi = {a0.first, a1.first, a2.first, a3.first};
+      const std::array<Reg, 4> lo = {a0.second, a1.second, a2.second, a3.second};
+      for (int nt = 0; nt < ntiles; ++nt) {
+        const int64_t at = (int64_t(nt) * 8 * svt + kk * 16) * 2;
+        const std::array<Reg, 2> vf = {b.ld_shared(PtxType::b32, vb_at, at),
+                                       b.ld_shared(PtxType::b32, vb_at, at + 16)};
+        mma(acc[size_t(nt)], hi, vf);
+        mma(acc[size_t(nt)], lo, vf);
+      }
+    }
+  });
+  const Reg col0 = b.cvt(b.shl(tig, 1), PtxType::u64);
+  for (int h = 0; h < 2; ++h) {
+    Reg lt = l[size_t(h)];
+    for (int x = 1; x < 4; x *= 2) lt = b.add(lt, b.shfl(ShflMode::bfly, lt, x));
+    const Reg dead = b.setp(Cmp::eq, lt, 0.0);
+    const Reg inv = b.selp(dead, 0.0, b.div(b.mov(PtxType::f32, 1.0), lt));
+    const Reg row = rows[size_t(h)];
+    b.if_then(b.setp(Cmp::lt, row, lq_), [&] {
+      const Reg line = b.mul(b.add(b.mul(batch_, lq_), row), ev_);
+      b.if_then(b.setp(Cmp::eq, tig, 0), [&] {
+        const Value lse = Value(m[size_t(h)]) + log(Value(lt));
+        b.st_global(b.mad(b.add(b.mul(batch_, lq_), row), 4, lse_), b.selp(dead, kInf, lse.reg()));
+      });
+      for (int nt = 0; nt < ntiles; ++nt)
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const Reg col = b.add(col0, nt * 8 + e % 2);
+          b.if_then(b.setp(Cmp::lt, col, ev_), [&] {
+            const Value y = Value(acc[size_t(nt)][size_t(e)]) * Value(inv);
+            ptx::store_element(b, dt_, b.mad(b.add(line, col), es_, o_), y);
+          });
+        }
+    });
+  }
 }
 
 void AttentionGen::backward_kv() {
@@ -438,12 +616,16 @@ void AttentionGen::backward_q() {
 
 }  // namespace
 
+int AttentionKernelConfig::threads() const { return mma ? kMmaThreads : kAttentionThreads; }
+
 int AttentionKernelConfig::tile() const {
   return kind != AttentionKernel::forward && dmax > 64 ? 32 : 64;
 }
 
 int64_t AttentionKernelConfig::shared_bytes() const {
   const int64_t t = tile(), rows = t * (dmax + 1) * 4, p = t * (t + 1) * 4;
+  // The tensor-core forward: q and k tiles of 16-bit rows padded by 8, v transposed.
+  if (mma) return 2 * t * (dmax + 8) * 2 + int64_t(dmax) * (t + 8) * 2;
   switch (kind) {
     case AttentionKernel::forward: return 2 * rows + p;
     case AttentionKernel::backward_kv: return 4 * rows + 2 * p;
@@ -470,14 +652,21 @@ GeneratedKernel generate_attention_kernel(const AttentionKernelConfig& cfg,
   const bool dtype_ok =
       cfg.dtype == DType::F32 || cfg.dtype == DType::F16 || cfg.dtype == DType::BF16;
   const bool dmax_ok = cfg.dmax == 32 || cfg.dmax == 64 || cfg.dmax == 128 || cfg.dmax == 256;
-  if (!dtype_ok || !dmax_ok)
+  const bool mma_ok = !cfg.mma || (cfg.kind == AttentionKernel::forward &&
+                                   cfg.dtype != DType::F32 && cfg.dmax <= 128);
+  if (!dtype_ok || !dmax_ok || !mma_ok)
     fail<BackendError>("cuda", "attention: invalid kernel configuration ", cfg.name());
   KernelBuilder b(cfg.name(), target);
   // Accurate f32 exp and log and IEEE division: the scores of every dtype are F32.
   ptx::FormulaScope scope(b, PtxType::f32);
   AttentionGen gen(b, cfg);
   switch (cfg.kind) {
-    case AttentionKernel::forward: gen.forward(); break;
+    case AttentionKernel::forward:
+      if (cfg.mma)
+        gen.forward_mma();
+      else
+        gen.forward();
+      break;
     case AttentionKernel::backward_kv: gen.backward_kv(); break;
     case AttentionKernel::backward_q: gen.backward_q(); break;
   }

@@ -21,6 +21,13 @@
 //                d_v += p dO, d_k += ds q; d_k scaled once by `scale` at the end.
 //   backward_q:  a block per query tile, looping over key tiles: the same p and ds;
 //                d_q += ds k, scaled by `scale` at the end.
+//   forward, mma: the same algorithm on the tensor cores (mma.sync m16n8k16, F32
+//                accumulation) for F16 and BF16, kMmaThreads = 128 threads: warp w owns
+//                query rows 16 w .. 16 w + 15 of the tile, holds them as A fragments, and
+//                keeps the scores and p in registers (p enters the p v product as two
+//                16-bit parts, its rounding and the remainder, so it is not rounded to 16
+//                bits); tiles are stored as raw 16-bit rows padded by 8 elements, v
+//                transposed so that each B fragment is one 32-bit load.
 // The causal triangle skips whole tiles past the diagonal (and, for backward_kv, query tiles
 // before it).
 //
@@ -50,7 +57,9 @@ struct AttentionKernelConfig {
   AttentionKernel kind = AttentionKernel::forward;
   DType dtype = DType::F32;  // F32, F16 or BF16
   int dmax = 64;             // 32, 64, 128 or 256: E and Ev at most this
+  bool mma = false;          // forward on the tensor cores (F16, BF16; dmax <= 128)
 
+  int threads() const;
   // Rows of a tile: 64, or 32 for the backward above a head dim of 64 (shared memory).
   int tile() const;
   // The dynamic shared memory the kernel needs.
