@@ -53,18 +53,21 @@ Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v, const
     return cast(compose::attention_parts<Var>(cast(q, wide), cast(k, wide), cast(v, wide), plan),
                 t);
   }
-  ops::AttentionForward f = ops::attention_kernel_forward(q.tensor(), k.tensor(), v.tensor(), plan);
-  return record(kName, std::move(f.out), {q, k, v},
-                [plan, lse = f.lse](const Var& g, const Node& n) -> std::vector<Var> {
-                  if (grad_enabled()) return composed_grads(g, n, plan);
-                  const ops::AttentionGrads r = ops::attention_kernel_backward(
-                      g.tensor(), n.input(0).tensor(), n.input(1).tensor(), n.input(2).tensor(),
-                      n.output().tensor(), lse, plan);
-                  auto keep = [&](size_t i, const Tensor& d) {
-                    return n.input(i).requires_grad() ? constant(d) : Var();
-                  };
-                  return {keep(0, r.d_q), keep(1, r.d_k), keep(2, r.d_v)};
-                });
+  ops::AttentionForward f = ops::attention_kernel_forward(
+      q.tensor(), k.tensor(), v.tensor(), plan,
+      grad_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad()));
+  return record(
+      kName, std::move(f.out), {q, k, v},
+      [plan, lse = f.lse, wide = f.wide](const Var& g, const Node& n) -> std::vector<Var> {
+        if (grad_enabled()) return composed_grads(g, n, plan);
+        const ops::AttentionGrads r = ops::attention_kernel_backward(
+            g.tensor(), n.input(0).tensor(), n.input(1).tensor(), n.input(2).tensor(),
+            wide.defined() ? wide : n.output().tensor(), lse, plan);
+        auto keep = [&](size_t i, const Tensor& d) {
+          return n.input(i).requires_grad() ? constant(d) : Var();
+        };
+        return {keep(0, r.d_q), keep(1, r.d_k), keep(2, r.d_v)};
+      });
 }
 
 }  // namespace numr

@@ -199,16 +199,19 @@ struct RandomCall {
 // E], k [.., Lk, E], v [.., Lk, Ev]; E, Ev <= kAttentionMaxDim (the front end runs the
 // composition beyond). out contiguous [n0, n1, Lq, Ev] in q's dtype; lse contiguous F32
 // [n0, n1, Lq]: log Σ_j exp(score), +inf for a query with no key kept (its output is 0).
-// Scores, softmax and sums in F32; nothing of size Lq x Lk is stored.
+// When has_out_wide, out_wide (contiguous F32, out's shape) also receives the output
+// before its rounding to q's dtype. Scores, softmax and sums in F32; nothing of size
+// Lq x Lk is stored.
 inline constexpr int64_t kAttentionMaxDim = 256;
 struct AttentionCall {
-  TensorRef q, k, v, mask, out, lse;
+  TensorRef q, k, v, mask, out, lse, out_wide;
   double scale = 1.0;
-  bool causal = false, has_mask = false;
+  bool causal = false, has_mask = false, has_out_wide = false;
 };
 
 // The backward of AttentionCall from grad (dO, [n0, n1, Lq, Ev], last stride 1), the
-// forward's lse and delta (contiguous F32 [n0, n1, Lq], delta = Σ_c dO * out): d_q, d_k,
+// forward's lse and delta (contiguous F32 [n0, n1, Lq], delta = Σ_c dO * out, from the
+// output before its rounding): d_q, d_k,
 // d_v contiguous [n0, n1, L, D] in q's dtype, per batch index (the front end sums
 // broadcast dims). P is recomputed from q, k and lse; the result does not depend on
 // thread timing.

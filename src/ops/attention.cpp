@@ -169,7 +169,7 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
 }  // namespace
 
 AttentionForward attention_kernel_forward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                          const AttentionPlan& plan) {
+                                          const AttentionPlan& plan, bool for_backward) {
   std::vector<Tensor> ts{q, k, v};
   if (plan.mask.defined()) ts.push_back(full_mask(plan, q, k));
   const Views views = batch_views(plan.batch, ts, 3);
@@ -189,15 +189,22 @@ AttentionForward attention_kernel_forward(const Tensor& q, const Tensor& k, cons
   call.scale = plan.scale;
   call.causal = plan.causal;
   call.has_mask = plan.mask.defined();
+  if (for_backward && q.dtype() != DType::F32) {
+    f.wide = Tensor::empty(f.out.shape(), DType::F32, q.device());
+    call.out_wide = ref_of(f.wide);
+    call.out_wide.shape = call.out.shape;
+    call.has_out_wide = true;
+  }
   backend_for(q.device()).attention(call);
   return f;
 }
 
 AttentionGrads attention_kernel_backward(const Tensor& grad, const Tensor& q, const Tensor& k,
-                                         const Tensor& v, const Tensor& out, const Tensor& lse,
+                                         const Tensor& v, const Tensor& wide, const Tensor& lse,
                                          const AttentionPlan& plan) {
-  // delta = Σ_c dO * out per query, in F32 (0 for a query with nothing kept: out is 0).
-  const Tensor delta = (grad.cast(DType::F32) * out.cast(DType::F32)).sum({-1}).contiguous();
+  // delta = Σ_c dO * out per query, in F32 from the output before its rounding (0 for a
+  // query with nothing kept: out is 0).
+  const Tensor delta = (grad.cast(DType::F32) * wide).sum({-1}).contiguous();
   std::vector<Tensor> ts{q, k, v, grad};
   if (plan.mask.defined()) ts.push_back(full_mask(plan, q, k));
   const Views views = batch_views(plan.batch, ts, 4);

@@ -33,18 +33,21 @@ bool attention_uses_kernel(const AttentionPlan& plan, const Tensor& q, const Ten
                            const Tensor& v);
 
 struct AttentionForward {
-  Tensor out;  // q's dtype, [batch.., Lq, Ev]
-  Tensor lse;  // F32 [batch.., Lq]: log Σ exp of the kept scores, +inf where none is kept
+  Tensor out;   // q's dtype, [batch.., Lq, Ev]
+  Tensor lse;   // F32 [batch.., Lq]: log Σ exp of the kept scores, +inf where none is kept
+  Tensor wide;  // F32 out before its rounding (for_backward, when q is F16 or BF16)
 };
+// for_backward: also what attention_kernel_backward needs (wide).
 AttentionForward attention_kernel_forward(const Tensor& q, const Tensor& k, const Tensor& v,
-                                          const AttentionPlan& plan);
+                                          const AttentionPlan& plan, bool for_backward = false);
 
 struct AttentionGrads {
   Tensor d_q, d_k, d_v;  // shaped like q, k and v
 };
-// From grad (shaped like out) and the forward's out and lse.
+// From grad (shaped like out), the forward's output in F32 (its wide one, or out itself
+// for F32) and lse.
 AttentionGrads attention_kernel_backward(const Tensor& grad, const Tensor& q, const Tensor& k,
-                                         const Tensor& v, const Tensor& out, const Tensor& lse,
+                                         const Tensor& v, const Tensor& wide, const Tensor& lse,
                                          const AttentionPlan& plan);
 
 }  // namespace numr::ops

@@ -22,7 +22,8 @@ using Strides16 = std::array<uint64_t, kAttentionStrides>;
 
 // The parameters every attention kernel takes, in order (attention_kernels.h).
 struct Params {
-  uint64_t q = 0, k = 0, v = 0, mask = 0, o = 0, lse = 0, delta = 0, d_q = 0, d_k = 0, d_v = 0;
+  uint64_t q = 0, k = 0, v = 0, mask = 0, o = 0, lse = 0, delta = 0, d_q = 0, d_k = 0, d_v = 0,
+           o_wide = 0;
   uint64_t n1 = 1, lq = 0, lk = 0, e = 0, ev = 0, tiles = 1;
   float scale = 1.0f;
   uint32_t flags = 0;
@@ -82,7 +83,7 @@ void launch_attention(CudaDevice& dev, AttentionKernel kind, DType t, int dmax, 
   const LaunchConfig lc{
       {unsigned(batch * tiles)}, {unsigned(cfg.threads())}, unsigned(cfg.shared_bytes())};
   launch_kernel(dev, f, lc, cfg.name(), p.q, p.k, p.v, p.mask, p.o, p.lse, p.delta, p.d_q, p.d_k,
-                p.d_v, p.n1, p.lq, p.lk, p.e, p.ev, p.tiles, p.scale, p.flags, p.strides);
+                p.d_v, p.o_wide, p.n1, p.lq, p.lk, p.e, p.ev, p.tiles, p.scale, p.flags, p.strides);
 }
 
 }  // namespace
@@ -93,6 +94,10 @@ void run_attention(CudaDevice& dev, const AttentionCall& call) {
   if (batch == 0 || p.lq == 0) return;
   p.o = address(call.out);
   p.lse = address(call.lse);
+  if (call.has_out_wide) {
+    p.o_wide = address(call.out_wide);
+    p.flags |= 8u;
+  }
   const TensorRef& o = call.out;
   p.strides[9] = uint64_t(o.shape[1] * o.shape[2] * o.shape[3]);
   p.strides[10] = uint64_t(o.shape[2] * o.shape[3]);

@@ -4,6 +4,7 @@
 #include <array>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ class AttentionGen {
     dq_ = b.param_ptr("d_q");
     dk_ = b.param_ptr("d_k");
     dv_ = b.param_ptr("d_v");
+    ow_ = b.param_ptr("o_wide");
     const Reg n1 = b.param(PtxType::u64, "n1");
     lq_ = b.param(PtxType::u64, "lq");
     lk_ = b.param(PtxType::u64, "lk");
@@ -82,6 +84,7 @@ class AttentionGen {
     const Reg mask_kind = b.and_(b.shr(flags, 1), 3);
     mask_any_ = b.setp(Cmp::ne, mask_kind, 0);
     mask_bool_ = b.setp(Cmp::eq, mask_kind, 1);
+    wide_ = b.setp(Cmp::ne, b.and_(flags, 8), 0);
 
     const Reg tid = b.tid_x();
     ty_ = b.shr(tid, 4);
@@ -256,9 +259,11 @@ class AttentionGen {
   }
 
   // Stores acc[r * C + c] * factor at out[(batch * rows + row0 + ty + 16 r) * ncols + col]
-  // for the rows below `rows` and the columns col = tx + 16 c below ncols.
+  // (elements of dtype t, the kernel's by default) for the rows below `rows` and the
+  // columns col = tx + 16 c below ncols.
   void store_rows(const std::vector<Reg>& acc, Reg out, Reg row0, Reg rows, Reg ncols,
-                  const std::vector<Reg>& factor) {
+                  const std::vector<Reg>& factor, std::optional<DType> t = std::nullopt) {
+    const DType st = t.value_or(dt_);
     for (int r = 0; r < r_; ++r) {
       const Reg row = b_.add(row0, b_.add(ty64_, 16 * r));
       b_.if_then(b_.setp(Cmp::lt, row, rows), [&] {
@@ -267,7 +272,7 @@ class AttentionGen {
           const Reg col = b_.add(tx64_, 16 * c);
           b_.if_then(b_.setp(Cmp::lt, col, ncols), [&] {
             const Value y = Value(acc[size_t(r * c_ + c)]) * Value(factor[size_t(r)]);
-            ptx::store_element(b_, dt_, b_.mad(b_.add(line, col), es_, out), y);
+            ptx::store_element(b_, st, b_.mad(b_.add(line, col), int64_t(dtype_size(st)), out), y);
           });
         }
       });
@@ -338,9 +343,9 @@ class AttentionGen {
   KernelBuilder& b_;
   DType dt_;
   int es_, t_, r_, dp_, c_, sd_, sp_;
-  Reg q_, k_, v_, mask_, o_, lse_, delta_, dq_, dk_, dv_;
+  Reg q_, k_, v_, mask_, o_, lse_, delta_, dq_, dk_, dv_, ow_;
   Reg lq_, lk_, e_, ev_, e32_, ev32_, scale_;
-  Reg causal_, mask_any_, mask_bool_;
+  Reg causal_, mask_any_, mask_bool_, wide_;
   Reg tid_, ty_, tx_, ty64_, tx64_, batch_, tile_;
   Reg qb_, kb_, vb_, ob_, mb_, msz_, qr_, kr_, vr_, or_, mr_, mc_;
   Reg smem_;
@@ -405,6 +410,7 @@ void AttentionGen::forward() {
     });
   }
   store_rows(acc, o_, q0, lq_, ev_, inv);
+  b.if_then(wide_, [&] { store_rows(acc, ow_, q0, lq_, ev_, inv, DType::F32); });
 }
 
 void AttentionGen::forward_mma() {
@@ -519,6 +525,7 @@ void AttentionGen::forward_mma() {
           b.if_then(b.setp(Cmp::lt, col, ev_), [&] {
             const Value y = Value(acc[size_t(nt)][size_t(e)]) * Value(inv);
             ptx::store_element(b, dt_, b.mad(b.add(line, col), es_, o_), y);
+            b.if_then(wide_, [&] { b.st_global(b.mad(b.add(line, col), 4, ow_), y.reg()); });
           });
         }
     });
@@ -636,7 +643,7 @@ int64_t AttentionKernelConfig::shared_bytes() const {
 
 std::string AttentionKernelConfig::name() const {
   return "attention_" + std::string(kind_name(kind)) + "_" + std::string(dtype_name(dtype)) + "_d" +
-         std::to_string(dmax);
+         std::to_string(dmax) + (mma ? "_mma" : "");
 }
 
 int attention_dmax(int64_t e, int64_t ev) {

@@ -32,9 +32,10 @@
 // before it).
 //
 // Parameters, the same for every kind (unused ones 0): q, k, v, mask, o (forward: out;
-// backward: dO), lse, delta, d_q, d_k, d_v (u64); n1, lq, lk, e, ev, tiles (u64: tiles is
-// the number of row tiles per batch index); scale (f32); flags (u32: bit 0 causal, bits 1-2
-// the mask: 0 none, 1 Bool, 2 additive); strides (u64[16], in elements: q, k, v, o as
+// backward: dO), lse, delta, d_q, d_k, d_v, o_wide (u64); n1, lq, lk, e, ev, tiles (u64:
+// tiles is the number of row tiles per batch index); scale (f32); flags (u32: bit 0 causal,
+// bits 1-2 the mask: 0 none, 1 Bool, 2 additive; bit 3: the forward also writes out in F32
+// to o_wide); strides (u64[16], in elements: q, k, v, o as
 // [n0, n1, row], then the mask's [n0, n1, row, column]). The grid is one-dimensional:
 // block = batch index * tiles + tile, batch index = i0 * n1 + i1.
 #pragma once
