@@ -162,6 +162,26 @@ void run(const Options& o, Device dev) {
         (void)backward(sum(scaled_dot_product_attention(qv, kv, vv, Tensor(), true) * ga));
       });
     }
+    // Attention without a mask over [4, 16, S, D], the fused kernel's shapes; fwd_bwd as
+    // above. At S = 1024 each runs again through its composition (*_composed_*).
+    for (const int64_t seq : {1024, 4096})
+      for (const int64_t hd : {64, 128}) {
+        const Shape shape{4, 16, seq, hd};
+        Tensor q = randn(shape, dt, dev, gen), kk = randn(shape, dt, dev, gen);
+        Tensor v = randn(shape, dt, dev, gen), ga = randn(shape, dt, dev, gen);
+        const std::string size = "_4x16x" + std::to_string(seq) + "x" + std::to_string(hd);
+        for (const bool composed : {false, true}) {
+          if (composed && seq > 1024) continue;  // the scores alone take 4 GiB at 4096
+          const ForceComposition force(composed, {OpId::scaled_dot_product_attention});
+          const std::string c = composed ? "_composed_" : "_";
+          report(o, dev, "sdpa" + c + t + size,
+                 [&] { (void)scaled_dot_product_attention(q, kk, v); });
+          report(o, dev, "sdpa_fwd_bwd" + c + t + size, [&] {
+            const Var qv(q, true), kv(kk, true), vv(v, true);
+            (void)backward(sum(scaled_dot_product_attention(qv, kv, vv) * ga));
+          });
+        }
+      }
     Tensor sq = s.view({8192, 8192});
     report(o, dev, "cumsum_" + t + "_8192x8192", [&] { (void)cumsum(sq, -1); });
     // A transposed view made contiguous: reads along one dim, writes along the other.

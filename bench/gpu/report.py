@@ -32,7 +32,7 @@ def traffic(case):
     m = re.match(r"(.+)_(f32|bf16|tf32)_(\w+)$", case)
     op, tag, size = m.group(1), m.group(2), m.group(3)
     e = ELEM[tag]
-    if op.startswith(("matmul", "linear")):
+    if op.startswith(("matmul", "linear", "sdpa")):
         return None
     if size.endswith("M"):
         n = int(size[:-1]) << 20
@@ -54,6 +54,13 @@ def traffic(case):
 
 
 def flops(case):
+    a = re.match(r"sdpa(_causal)?(_fwd_bwd)?(_composed)?_\w+?_(\d+)x(\d+)x(\d+)x(\d+)$", case)
+    if a:
+        # q k^T and p v: 4 B H S^2 D; the causal triangle half of it; the backward five
+        # products where the forward has two.
+        b, h, s, d = (int(v) for v in a.groups()[3:])
+        f = 4 * b * h * s * s * d // (2 if a.group(1) else 1)
+        return f * 7 // 2 if a.group(2) else f
     m = re.search(r"_(\d+)x(\d+)x(\d+)$", case)
     mm, k, n = (int(v) for v in m.groups())
     f = 2 * mm * k * n

@@ -124,6 +124,20 @@ def cases():
 
         yield f"sdpa_causal_fwd_bwd_{tag}_8x16x1024x64", sdpa_fwd_bwd
         del q, kk, v, ga, qg, kg, vg
+        for seq in (1024, 4096):
+            for hd in (64, 128):
+                q, kk, v, ga = (rnd(4, 16, seq, hd, dtype=dt) for _ in range(4))
+                size = f"4x16x{seq}x{hd}"
+                yield (f"sdpa_{tag}_{size}",
+                       lambda q=q, kk=kk, v=v: F.scaled_dot_product_attention(q, kk, v))
+                qg, kg, vg = (t.clone().requires_grad_() for t in (q, kk, v))
+
+                def sdpa_plain_fwd_bwd(qg=qg, kg=kg, vg=vg, ga=ga):
+                    o = F.scaled_dot_product_attention(qg, kg, vg)
+                    torch.autograd.grad(o, (qg, kg, vg), ga)
+
+                yield f"sdpa_fwd_bwd_{tag}_{size}", sdpa_plain_fwd_bwd
+                del q, kk, v, ga, qg, kg, vg
         yield (f"contiguous_t_{tag}_16384x4096",
                lambda s=s: s.view(16384, 4096).t().contiguous())
         if dt == torch.float32:

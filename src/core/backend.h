@@ -195,6 +195,36 @@ struct RandomCall {
   int64_t low = 0, high = 1;
 };
 
+// scaled_dot_product_attention on 4-D views [n0, n1, L, D] (the batch dims merged into
+// two; stride 0 where broadcast), the last dim of q, k, v and grad of stride 1:
+//   out[b, i] = Σ_j p[b, i, j] v[b, j],  p = softmax_j(scale * q[b, i] · k[b, j] + bias),
+// over the keys j kept by the causal triangle (j <= i) and the mask. mask (when has_mask)
+// is [n0, n1, Lq, Lk] with any strides, Bool (true: kept) or q's dtype (added). q [.., Lq,
+// E], k [.., Lk, E], v [.., Lk, Ev]; E, Ev <= kAttentionMaxDim (the front end runs the
+// composition beyond). out contiguous [n0, n1, Lq, Ev] in q's dtype; lse contiguous F32
+// [n0, n1, Lq]: log Σ_j exp(score), +inf for a query with no key kept (its output is 0).
+// When has_out_wide, out_wide (contiguous F32, out's shape) also receives the output
+// before its rounding to q's dtype. Scores, softmax and sums in F32; nothing of size
+// Lq x Lk is stored.
+inline constexpr int64_t kAttentionMaxDim = 256;
+struct AttentionCall {
+  TensorRef q, k, v, mask, out, lse, out_wide;
+  double scale = 1.0;
+  bool causal = false, has_mask = false, has_out_wide = false;
+};
+
+// The backward of AttentionCall from grad (dO, [n0, n1, Lq, Ev], last stride 1), the
+// forward's lse and delta (contiguous F32 [n0, n1, Lq], delta = Σ_c dO * out, from the
+// output before its rounding): d_q, d_k,
+// d_v contiguous [n0, n1, L, D] in q's dtype, per batch index (the front end sums
+// broadcast dims). P is recomputed from q, k and lse; the result does not depend on
+// thread timing.
+struct AttentionBwdCall {
+  TensorRef q, k, v, mask, grad, lse, delta, d_q, d_k, d_v;
+  double scale = 1.0;
+  bool causal = false, has_mask = false;
+};
+
 // A backend: a small required core (memory, elementwise, reduce, copy, fill, sequence,
 // random), which must take every op of those families at every dtype the op table lists,
 // and optional families. supports(op, dtype) says which optional ops have a kernel; the
@@ -244,6 +274,9 @@ class Backend {
   // The indexing primitives (gather, scatter, scatter_reduce and the ops built on them).
   virtual void index_gather(const GatherCall& call);
   virtual void index_scatter(const ScatterCall& call);
+  // scaled_dot_product_attention, forward and backward, where supports() says so.
+  virtual void attention(const AttentionCall& call);
+  virtual void attention_bwd(const AttentionBwdCall& call);
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so

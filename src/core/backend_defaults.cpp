@@ -40,5 +40,7 @@ void Backend::sort_rows(const SortCall&) { no_kernel(*this, "sort_rows"); }
 void Backend::search_sorted(const SearchSortedCall&) { no_kernel(*this, "search_sorted"); }
 void Backend::index_gather(const GatherCall&) { no_kernel(*this, "index_gather"); }
 void Backend::index_scatter(const ScatterCall&) { no_kernel(*this, "index_scatter"); }
+void Backend::attention(const AttentionCall&) { no_kernel(*this, "attention"); }
+void Backend::attention_bwd(const AttentionBwdCall&) { no_kernel(*this, "attention_bwd"); }
 
 }  // namespace numr

@@ -39,11 +39,14 @@ constexpr OpId kKernels[] = {
     OpId::argsort,
     OpId::topk,
     OpId::searchsorted,
+    OpId::scaled_dot_product_attention,  // F32, F16, BF16 (supports)
 };
 
 }  // namespace
 
 bool CudaBackend::supports(OpId op, DType t) const {
+  // The attention kernels compute in F32; F64 runs the composition.
+  if (op == OpId::scaled_dot_product_attention && t == DType::F64) return false;
   return op_accepts(op, t) && has_listed_kernel(op, kKernels);
 }
 namespace {
@@ -145,6 +148,14 @@ void CudaBackend::index_gather(const GatherCall& c) {
 void CudaBackend::index_scatter(const ScatterCall& c) {
   dev_.make_current();
   run_index_scatter(dev_, c);
+}
+void CudaBackend::attention(const AttentionCall& c) {
+  dev_.make_current();
+  run_attention(dev_, c);
+}
+void CudaBackend::attention_bwd(const AttentionBwdCall& c) {
+  dev_.make_current();
+  run_attention_bwd(dev_, c);
 }
 
 void CudaBackend::copy(const CopyCall& c) {

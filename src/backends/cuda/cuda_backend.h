@@ -39,6 +39,8 @@ class CudaBackend final : public Backend {
   void row_norm_bwd(const RowNormBwdCall& call) override;
   void index_gather(const GatherCall& call) override;
   void index_scatter(const ScatterCall& call) override;
+  void attention(const AttentionCall& call) override;
+  void attention_bwd(const AttentionBwdCall& call) override;
   void copy(const CopyCall& call) override;
   void fill(const FillCall& call) override;
   void sequence(const SequenceCall& call) override;

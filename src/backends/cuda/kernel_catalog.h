@@ -20,6 +20,8 @@ std::vector<GeneratedKernel> norm_kernels(
     const ptx::Target& target);  // rms_norm, layer_norm: forward and backward
 std::vector<GeneratedKernel> index_kernels(
     const ptx::Target& target);  // index_gather, index_scatter
+std::vector<GeneratedKernel> attention_kernels(
+    const ptx::Target& target);  // scaled_dot_product_attention: forward and backward
 
 std::vector<GeneratedKernel> sort_kernels(const ptx::Target& target);  // sort_rows, search_sorted
 

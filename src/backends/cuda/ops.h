@@ -20,6 +20,8 @@ void run_row_norm(CudaDevice& dev, const RowNormCall& call);
 void run_row_norm_bwd(CudaDevice& dev, const RowNormBwdCall& call);
 void run_index_gather(CudaDevice& dev, const GatherCall& call);
 void run_index_scatter(CudaDevice& dev, const ScatterCall& call);
+void run_attention(CudaDevice& dev, const AttentionCall& call);
+void run_attention_bwd(CudaDevice& dev, const AttentionBwdCall& call);
 // Any strides and dtypes. (CudaBackend::copy itself handles a contiguous copy between
 // equal dtypes with one cuMemcpyDtoDAsync and never calls this for it.)
 void run_copy(CudaDevice& dev, const CopyCall& call);

@@ -13,9 +13,10 @@ namespace numr::compose {
 inline const Tensor& value_of(const Tensor& t) { return t; }
 inline const Tensor& value_of(const Var& v) { return v.tensor(); }
 
-// q, k, v in the compute dtype; plan.bias likewise.
+// softmax(q k^T * scale + masks) over the keys, 0 for a query with every key masked out;
+// q and k in the compute dtype, plan.bias likewise (plan's masks resolved).
 template <class X>
-X attention_parts(const X& q, const X& k, const X& v, const ops::AttentionPlan& plan) {
+X attention_probs(const X& q, const X& k, const ops::AttentionPlan& plan) {
   X s = matmul(q, k.transpose(-2, -1)) * plan.scale;
   if (plan.bias.defined()) s = s + plan.bias;
   if (plan.keep.defined()) s = where_cond(plan.keep, s, -std::numeric_limits<double>::infinity());
@@ -31,7 +32,13 @@ X attention_parts(const X& q, const X& k, const X& v, const ops::AttentionPlan& 
   }
   X p = softmax(s, -1);
   if (dead.defined()) p = where_cond(dead, 0.0, p);
-  return matmul(p, v);
+  return p;
+}
+
+// q, k, v in the compute dtype; plan.bias likewise.
+template <class X>
+X attention_parts(const X& q, const X& k, const X& v, const ops::AttentionPlan& plan) {
+  return matmul(attention_probs(q, k, plan), v);
 }
 
 }  // namespace numr::compose
