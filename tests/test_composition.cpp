@@ -134,13 +134,14 @@ TEST(BackendTable, SupportsComesFromTheListOfWrittenKernels) {
   const OpId norms[] = {OpId::rms_norm};
   EXPECT_TRUE(has_listed_kernel(OpId::rms_norm, norms));
   EXPECT_FALSE(has_listed_kernel(OpId::layer_norm, norms));
-  // The CPU has kernels for the row norms; the ops added to the Norm family after them,
-  // with no backend edit, run as their compositions.
+  // The CPU lists kernels for the row norms and the fused add-norms; group_norm, added to
+  // the Norm family with no backend edit, runs as its composition.
   const Backend& cpu = backend_for(Device::cpu());
-  EXPECT_TRUE(cpu.supports(OpId::rms_norm, DType::F32));
-  EXPECT_FALSE(cpu.supports(OpId::rms_norm, DType::Bool));
-  for (OpId op : {OpId::group_norm, OpId::fused_add_rms_norm, OpId::fused_add_layer_norm})
-    EXPECT_FALSE(cpu.supports(op, DType::F32)) << op_name(op);
+  for (OpId op : {OpId::rms_norm, OpId::fused_add_rms_norm, OpId::fused_add_layer_norm}) {
+    EXPECT_TRUE(cpu.supports(op, DType::F32)) << op_name(op);
+    EXPECT_FALSE(cpu.supports(op, DType::Bool)) << op_name(op);
+  }
+  EXPECT_FALSE(cpu.supports(OpId::group_norm, DType::F32));
 }
 
 }  // namespace

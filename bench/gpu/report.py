@@ -28,17 +28,21 @@ def load(path):
 
 
 def traffic(case):
-    """Bytes moved, or None for a GEMM case."""
+    """Bytes moved, or None for a GEMM case or one without a memory floor here."""
     m = re.match(r"(.+)_(f32|bf16|tf32)_(\w+)$", case)
+    if not m:
+        return None
     op, tag, size = m.group(1), m.group(2), m.group(3)
     e = ELEM[tag]
     if op.startswith(("matmul", "linear", "sdpa")):
         return None
     if size.endswith("M"):
         n = int(size[:-1]) << 20
-    else:
+    elif re.fullmatch(r"\d+x\d+", size):
         r, c = (int(v) for v in size.split("x"))
         n = r * c
+    else:
+        return None
     passes = {"copy": 2, "sum_all": 1, "sum_lastdim": 1, "sum_dim0": 1, "max_lastdim": 1,
               "exp": 2, "add": 3, "silu": 2, "silu_mul": 3, "gelu_mul": 3,
               "silu_mul_fwd_bwd": 8, "softmax": 2, "cumsum": 2, "bias_gelu_bwd": 3,
@@ -49,8 +53,10 @@ def traffic(case):
               "rms_norm_fwd_bwd_composed": 5, "layer_norm_fwd_bwd_composed": 5,
               # sort: x read, values and I64 indices written; topk: x read (the output is
               # small); searchsorted: the sequence and the values read, I64 positions written.
-              "sort": 4, "topk50": 1, "searchsorted": 4}[op]
-    return int(passes * n * e)
+              "sort": 4, "topk50": 1, "searchsorted": 4,
+              # the model families with a plain memory floor: x read, out written
+              "masked_fill": 2.25, "roll": 2, "fused_add_rms_norm": 4, "dropout": 2}.get(op)
+    return int(passes * n * e) if passes else None
 
 
 def flops(case):
@@ -61,8 +67,10 @@ def flops(case):
         b, h, s, d = (int(v) for v in a.groups()[3:])
         f = 4 * b * h * s * s * d // (2 if a.group(1) else 1)
         return f * 7 // 2 if a.group(2) else f
-    m = re.search(r"_(\d+)x(\d+)x(\d+)$", case)
-    mm, k, n = (int(v) for v in m.groups())
+    m = re.match(r"(matmul|linear)\w*_(\d+)x(\d+)x(\d+)$", case)
+    if not m:
+        return None
+    mm, k, n = (int(v) for v in m.groups()[1:])
     f = 2 * mm * k * n
     if "fwd_bwd" in case:
         return 3 * f
@@ -90,12 +98,13 @@ def main():
     for name in list(torch) + [c for c in numr if c not in torch]:
         n, t = numr.get(name, {}), torch.get(name, {})
         nm, tm = n.get("ms"), t.get("ms")
-        b = traffic(name)
-        if b is not None:
-            floor = b / (bandwidth * 1e6) if bandwidth else None
-        else:
-            tag = re.match(r".+?_(f32|bf16|tf32)_", name).group(1)
-            floor = flops(name) / gemm_best[tag] if tag in gemm_best else None
+        b, f = traffic(name), flops(name)
+        tag = re.match(r".+?_(f32|bf16|tf32)_", name)
+        floor = None
+        if b is not None and bandwidth:
+            floor = b / (bandwidth * 1e6)
+        elif f is not None and tag and tag.group(1) in gemm_best:
+            floor = f / gemm_best[tag.group(1)]
 
         def pct(ms):
             return f"{100 * floor / ms:.0f}%" if ms and floor else "-"

@@ -38,6 +38,18 @@ std::vector<Var> composed_grads(const Var& g, const Node& n, ops::AttentionPlan 
           grad_of(v, matmul(p.transpose(-2, -1), gw))};
 }
 
+// Whether an F16/BF16 gradient is summed over broadcast batch dims: the kernel rounds each
+// batch's part to the dtype before that sum, where the composition sums in F32 and rounds
+// once (the parts can nearly cancel).
+bool sums_rounded_parts(const ops::AttentionPlan& plan, const Node& n) {
+  if (n.input(0).dtype() == DType::F32) return false;
+  for (size_t i = 0; i < 3; ++i) {
+    const Shape& s = n.input(i).shape();
+    if (n.input(i).requires_grad() && Shape(s.begin(), s.end() - 2) != plan.batch) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v, const Tensor& mask,
@@ -59,7 +71,7 @@ Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v, const
   return record(
       kName, std::move(f.out), {q, k, v},
       [plan, lse = f.lse, wide = f.wide](const Var& g, const Node& n) -> std::vector<Var> {
-        if (grad_enabled()) return composed_grads(g, n, plan);
+        if (grad_enabled() || sums_rounded_parts(plan, n)) return composed_grads(g, n, plan);
         const ops::AttentionGrads r = ops::attention_kernel_backward(
             g.tensor(), n.input(0).tensor(), n.input(1).tensor(), n.input(2).tensor(),
             wide.defined() ? wide : n.output().tensor(), lse, plan);

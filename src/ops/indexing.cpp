@@ -10,6 +10,7 @@
 
 #include "numr/indexing.h"
 #include "numr/ops.h"
+#include "numr/sort.h"
 #include "ops/common.h"
 #include "ops/compose/indexing.h"
 
@@ -194,21 +195,18 @@ Tensor linear_index(const std::vector<Tensor>& comps, const Shape& x_shape) {
   return lin;
 }
 
-// Positions of a flat Bool mask's true elements in the result of a selection: the slot of
-// every true element, and n (one past the end: a slot the caller drops) for every false one;
-// n = the number of true elements.
-Tensor selection_slots(const Tensor& mask, int64_t& n) {
-  const Tensor m = mask.cast(DType::I64);
-  n = mask.numel() == 0 ? 0 : sum(m).item<int64_t>();
-  const Tensor slot = cumsum(m, 0) - 1.0;
-  return where_cond(mask, slot, double(n));
-}
-
-// The elements of flat src (row-major) at slots (selection_slots) -> [n].
-Tensor select_by_slots(OpId op_id, const Tensor& src, const Tensor& slots, int64_t n) {
-  const Tensor out = Tensor::empty({n + 1}, src.dtype(), src.device());
-  scatter_checked(op_id, ScatterOp::Assign, out, 0, slots, src);
-  return out.narrow(0, 0, n);
+// The flat positions of flat mask's true elements, ascending, [n]: position j is where the
+// running count of trues first reaches j + 1, found by a binary search of the count (no
+// scatter, whose many writes to one place a deterministic backend would serialise).
+Tensor selected_positions(const Tensor& mask, int64_t& n) {
+  const int64_t total = mask.numel();
+  if (total == 0) {
+    n = 0;
+    return Tensor::empty({0}, DType::I64, mask.device());
+  }
+  const Tensor count = cumsum(mask.cast(DType::I64), 0);
+  n = count.narrow(0, total - 1, 1).item<int64_t>();
+  return searchsorted(count, arange(1, double(n) + 1, 1, DType::I64, mask.device()));
 }
 
 ScatterOp scatter_op(ScatterReduce r) {
@@ -432,8 +430,8 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
   const Shape s = broadcast_shapes(name, x.shape(), mask.shape());
   const int64_t total = shape_numel(s);
   int64_t n = 0;
-  const Tensor slots = selection_slots(mask.broadcast_to(s).reshape({total}), n);
-  return select_by_slots(OpId::scatter, x.broadcast_to(s).reshape({total}), slots, n);
+  const Tensor at = selected_positions(mask.broadcast_to(s).reshape({total}), n);
+  return gather_checked(x.broadcast_to(s).reshape({total}), 0, at);
 }
 
 Tensor nonzero(const Tensor& x) {
@@ -442,7 +440,7 @@ Tensor nonzero(const Tensor& x) {
   const Tensor mask = x.dtype() == DType::Bool ? x : ne(x, zeros(Shape{}, x.dtype(), x.device()));
   const int64_t total = x.numel();
   int64_t n = 0;
-  const Tensor slots = selection_slots(mask.reshape({total}), n);
+  const Tensor at = selected_positions(mask.reshape({total}), n);
   if (x.dim() == 0) return zeros({n, 0}, DType::I64, x.device());
   std::vector<Tensor> coords;
   for (int64_t j = 0; j < x.dim(); ++j) {
@@ -451,7 +449,7 @@ Tensor nonzero(const Tensor& x) {
                          .reshape(axis_shape(x.dim(), j, e))
                          .broadcast_to(x.shape())
                          .reshape({total});
-    coords.push_back(select_by_slots(OpId::scatter, c, slots, n));
+    coords.push_back(gather_checked(c, 0, at));
   }
   return stack(coords, 1);
 }
@@ -484,10 +482,15 @@ Tensor bincount(const Tensor& x, const std::optional<Tensor>& weights, int64_t m
       fail<IndexOutOfBounds>(name, "value ", lo, " is negative: x must hold counts' indexes >= 0");
     len = std::max(len, max(xi).item<int64_t>() + 1);
   }
+  if (!weights) {
+    // Counts as the width of each value's run in x sorted: two binary searches per bin, where
+    // a scatter of every element into few bins would be serialised per bin.
+    const Tensor sorted = sort(xi, 0).values;
+    const Tensor bins = arange(0, double(len), 1, DType::I64, x.device());
+    return searchsorted(sorted, bins, true) - searchsorted(sorted, bins, false);
+  }
   const Tensor out = zeros({len}, out_dtype, x.device());
-  const Tensor w =
-      weights ? *weights : ones(Shape{}, DType::I64, x.device()).broadcast_to(x.shape());
-  scatter_checked(OpId::scatter_reduce, ScatterOp::Sum, out, 0, xi, w);
+  scatter_checked(OpId::scatter_reduce, ScatterOp::Sum, out, 0, xi, *weights);
   return out;
 }
 
