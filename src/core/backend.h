@@ -240,6 +240,10 @@ class Backend {
   // The indexing primitives (gather, scatter, scatter_reduce and the ops built on them).
   virtual void index_gather(const GatherCall& call);
   virtual void index_scatter(const ScatterCall& call);
+
+  // Whether tensors of dtype t can live and compute here at all (WebGPU has no 64-bit
+  // types); ops on one that cannot throw UnsupportedDType naming the backend.
+  virtual bool supports_dtype(DType) const { return true; }
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so

@@ -1,0 +1,100 @@
+// Shader text is assembled with chains of std::string +, on which GCC 12 reports
+// -Wrestrict falsely (GCC bug 105329).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+#include "codegen/wgsl/value_math.h"
+
+#include "math/libm32/libm32.h"
+#include "numr/error.h"
+
+namespace numr::wgsl {
+
+namespace {
+const Value& need_f32(const Value& x, const char* fn) {
+  if (x.type() != Type::f32)
+    fail<BackendError>("webgpu", "WGSL ", fn, " of a ", type_name(x.type()), " Value");
+  return x;
+}
+Value c(double v) { return Value::constant(Type::f32, v); }
+Value builtin(const char* fn, const Value& x) {
+  return Value::let(Type::f32, std::string(fn) + "(" + need_f32(x, fn).str() + ")");
+}
+}  // namespace
+
+#define NUMR_WGSL_LIBM32(fn) \
+  Value fn(const Value& x) { return ::numr::math::libm32::fn(need_f32(x, #fn)); }
+NUMR_WGSL_LIBM32(exp)
+NUMR_WGSL_LIBM32(exp2)
+NUMR_WGSL_LIBM32(expm1)
+NUMR_WGSL_LIBM32(log)
+NUMR_WGSL_LIBM32(log2)
+NUMR_WGSL_LIBM32(log1p)
+NUMR_WGSL_LIBM32(sin)
+NUMR_WGSL_LIBM32(cos)
+NUMR_WGSL_LIBM32(tan)
+NUMR_WGSL_LIBM32(sinh)
+NUMR_WGSL_LIBM32(cosh)
+NUMR_WGSL_LIBM32(tanh)
+NUMR_WGSL_LIBM32(erf)
+NUMR_WGSL_LIBM32(erfc)
+NUMR_WGSL_LIBM32(erfinv)
+#undef NUMR_WGSL_LIBM32
+
+Value log10(const Value& x) { return log(x) * c(0.43429448190325182765); }
+Value asin(const Value& x) { return builtin("asin", x); }
+Value acos(const Value& x) { return builtin("acos", x); }
+Value atan(const Value& x) { return builtin("atan", x); }
+Value atan2(const Value& y, const Value& x) {
+  need_f32(y, "atan2");
+  return Value::let(Type::f32, "atan2(" + y.str() + ", " + need_f32(x, "atan2").str() + ")");
+}
+
+// asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); for |x| > 2^12 the square is
+// dropped: log(2|x|) = log(|x|) + ln 2.
+Value asinh(const Value& x) {
+  const Value a = fabs(need_f32(x, "asinh"));
+  const Value a2 = a * a;
+  const Value small = log1p(a + a2 / (c(1) + sqrt(c(1) + a2)));
+  const Value big = log(a) + c(0.69314718055994530942);
+  const Value r = select(a > c(4096), big, small);
+  return select(x < c(0), -r, r);
+}
+// acosh(x) = log1p(t + sqrt(2t + t^2)), t = x - 1; log(x) + ln 2 for x > 2^12.
+Value acosh(const Value& x) {
+  const Value t = need_f32(x, "acosh") - c(1);
+  const Value small = log1p(t + sqrt(c(2) * t + t * t));
+  const Value big = log(x) + c(0.69314718055994530942);
+  return select(x > c(4096), big, small);
+}
+// atanh(x) = sign(x) 0.5 log1p(2|x| / (1 - |x|)).
+Value atanh(const Value& x) {
+  const Value a = fabs(need_f32(x, "atanh"));
+  const Value r = c(0.5) * log1p(c(2) * a / (c(1) - a));
+  return select(x < c(0), -r, r);
+}
+// cbrt: 2^(log2|x| / 3) polished by one Newton step; zeros, infinities and NaN as they are.
+Value cbrt(const Value& x) {
+  const Value a = fabs(need_f32(x, "cbrt"));
+  Value y = exp2(log2(a) * c(1.0 / 3.0));
+  y = y - (y * y * y - a) / (c(3) * y * y);
+  const Value r = select((a == c(0)) | (a == c(__builtin_inf())) | (x != x), a, y);
+  return select(x < c(0), -r, r);
+}
+// pow(x, y) = 2^(y log2|x|) with the sign of x for odd integral y and C99's special cases.
+Value pow(const Value& x, const Value& y) {
+  need_f32(x, "pow");
+  need_f32(y, "pow");
+  const Value a = fabs(x);
+  const Value mag = exp2(y * log2(a));
+  const Mask y_int = floor(y) == y;
+  const Mask y_odd = y_int & (fabs(y) < c(16777216)) &
+                     (floor(y * c(0.5)) * c(2) != y);
+  Value r = select((x < c(0)) & y_odd, -mag, mag);
+  r = select((x < c(0)) & !y_int & (a == a), c(__builtin_nan("")), r);
+  r = select(y == c(0), c(1), r);
+  r = select(x == c(1), c(1), r);
+  return r;
+}
+
+}  // namespace numr::wgsl
