@@ -424,7 +424,9 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
                             " workgroups exceed the adapter's grid");
   // Parameters: a slot of the arena, aligned for a storage binding offset.
   const uint64_t align = std::max<uint32_t>(limits_.minStorageBufferOffsetAlignment, 4) / 4;
-  const uint64_t words = std::max<size_t>(params.size(), 1);
+  // The parameters and a zero word after them, which shaders read as a zero their
+  // compiler cannot fold (codegen/wgsl/value.h).
+  const uint64_t words = params.size() + 1;
   constexpr int kMaxRecorded = 64;
   constexpr uint64_t kArenaWords = 1 << 16;
   if (recorded_ >= kMaxRecorded || round_up(arena_host_.size(), align) + words > kArenaWords)

@@ -121,7 +121,7 @@ std::string Shader::finish() const {
   s += "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg3: "
        "vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n";
   // Every binding is used, so the pipeline's automatic layout has them all.
-  s += "  _ = P[0];\n";
+  s += "  numr_zero = P[arrayLength(&P) - 1u];\n";
   for (int b = 1; b < next_binding_; ++b) s += "  _ = &b" + std::to_string(b) + ";\n";
   s += "  let wid = wg3.x + wg3.y * nwg.x;\n";
   s += "  let gi = wid * " + std::to_string(kWorkgroupSize) + "u + lid;\n";

@@ -2,7 +2,8 @@
 // types packed in u32 words, written with atomic and/or so that neighbouring elements
 // written by other invocations survive), element loads and stores converting to and from
 // the compute type, and the walk from a linear element index to each operand's element of
-// a strided layout. Binding 0 is always the parameter words `P` (Context::dispatch).
+// a strided layout. Binding 0 is always the parameter words `P` (Context::dispatch), whose
+// last word is the zero `numr_zero`.
 #pragma once
 
 #include <cstdint>

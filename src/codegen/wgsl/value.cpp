@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 
 #include "numr/error.h"
 
@@ -60,9 +61,16 @@ std::string is_nan(const Value& x) {
   return "((bitcast<u32>(" + x.str() + ") & 0x7fffffffu) > 0x7f800000u)";
 }
 
+// Float comparisons with C++'s NaN rules spelled out with bit tests, as a compiler that
+// assumes no NaN may otherwise answer either way: != is true and the others false when
+// either side is NaN.
 Mask compare(const Value& a, const Value& b, const char* op) {
   same_type(a, b, op);
-  return Mask(mask_let(a.str() + " " + op + " " + b.str()));
+  const std::string c = a.str() + " " + op + " " + b.str();
+  if (a.type() != Type::f32) return Mask(mask_let(c));
+  const std::string unordered = is_nan(a) + " || " + is_nan(b);
+  if (std::string_view(op) == "!=") return Mask(mask_let("(" + c + ") || " + unordered));
+  return Mask(mask_let("(" + c + ") && !(" + unordered + ")"));
 }
 }  // namespace
 
@@ -120,7 +128,14 @@ Value Value::constant(Type t, double c) {
 }
 
 Value operator+(const Value& a, const Value& b) { return binary(a, b, "+"); }
-Value operator-(const Value& a, const Value& b) { return binary(a, b, "-"); }
+Value operator-(const Value& a, const Value& b) {
+  // x - x is NaN for infinite x (finite_or_zero relies on it); a compiler that assumes
+  // finite values folds it to 0, so the right side passes through a run-time zero.
+  if (a.type() == Type::f32 && a.str() == b.str())
+    return Value::let(a.type(), "(" + a.str() + " - bitcast<f32>(bitcast<u32>(" + b.str() +
+                                    ") + numr_zero))");
+  return binary(a, b, "-");
+}
 Value operator*(const Value& a, const Value& b) { return binary(a, b, "*"); }
 Value operator/(const Value& a, const Value& b) { return binary(a, b, "/"); }
 Value operator-(const Value& a) { return Value::let(a.type(), "(-" + a.str() + ")"); }

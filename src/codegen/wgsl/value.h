@@ -11,9 +11,11 @@
 // thread and returns a Value naming it, so the text grows with the operations, never with
 // the nesting of the formula. Types: f32, i32 (integer dtypes compute in i32 and wrap), u32
 // (raw bits). Comparisons give a Mask (WGSL bool) with C++'s NaN rules. WGSL compilers may
-// assume that no value is NaN, so `x != x` and `x == x`, the formulas' NaN tests, are
-// rendered as tests of the bits; infinities and NaN constants are made at run time, as a
-// constant expression may not hold them.
+// assume that no value is NaN or infinite, so float comparisons carry tests of the bits
+// (`x != x`, the formulas' NaN test, is one), `x - x` subtracts a value the compiler cannot
+// see is x, and infinities and NaN constants are made at run time (a constant expression
+// may not hold them). The module must define `numr_zero`, a u32 zero the compiler cannot
+// know (Shader reads it from the parameters).
 #pragma once
 
 #include <string>

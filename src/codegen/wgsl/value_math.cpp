@@ -5,6 +5,7 @@
 #endif
 #include "codegen/wgsl/value_math.h"
 
+#include "math/libm/trig.h"
 #include "math/libm32/libm32.h"
 #include "numr/error.h"
 
@@ -17,9 +18,6 @@ const Value& need_f32(const Value& x, const char* fn) {
   return x;
 }
 Value c(double v) { return Value::constant(Type::f32, v); }
-Value builtin(const char* fn, const Value& x) {
-  return Value::let(Type::f32, std::string(fn) + "(" + need_f32(x, fn).str() + ")");
-}
 }  // namespace
 
 #define NUMR_WGSL_LIBM32(fn) \
@@ -42,12 +40,13 @@ NUMR_WGSL_LIBM32(erfinv)
 #undef NUMR_WGSL_LIBM32
 
 Value log10(const Value& x) { return log(x) * c(0.43429448190325182765); }
-Value asin(const Value& x) { return builtin("asin", x); }
-Value acos(const Value& x) { return builtin("acos", x); }
-Value atan(const Value& x) { return builtin("atan", x); }
+// The inverse trigonometric functions of the double library (math/libm/trig.h) carry
+// their reductions' rounding errors in a second term; run in f32 they give f32 accuracy.
+Value asin(const Value& x) { return ::numr::math::libm::asin(need_f32(x, "asin")); }
+Value acos(const Value& x) { return ::numr::math::libm::acos(need_f32(x, "acos")); }
+Value atan(const Value& x) { return ::numr::math::libm::atan(need_f32(x, "atan")); }
 Value atan2(const Value& y, const Value& x) {
-  need_f32(y, "atan2");
-  return Value::let(Type::f32, "atan2(" + y.str() + ", " + need_f32(x, "atan2").str() + ")");
+  return ::numr::math::libm::atan2(need_f32(y, "atan2"), need_f32(x, "atan2"));
 }
 
 // asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); for |x| > 2^12 the square is
@@ -81,20 +80,22 @@ Value cbrt(const Value& x) {
   const Value r = select((a == c(0)) | (a == c(__builtin_inf())) | (x != x), a, y);
   return select(x < c(0), -r, r);
 }
-// pow(x, y) = 2^(y log2|x|) with the sign of x for odd integral y and C99's special cases.
+// pow(x, y) = 2^(y log2|x|), negative for a negative x (-0 included) and odd integral y,
+// with C99's special cases: NaN for a finite negative x and non-integral y; 1 for y = 0,
+// x = 1, and x = -1 with infinite y.
 Value pow(const Value& x, const Value& y) {
   need_f32(x, "pow");
   need_f32(y, "pow");
-  const Value a = fabs(x);
+  const Value a = fabs(x), inf = c(__builtin_inf());
   const Value mag = exp2(y * log2(a));
   const Mask y_int = floor(y) == y;
-  const Mask y_odd = y_int & (fabs(y) < c(16777216)) &
-                     (floor(y * c(0.5)) * c(2) != y);
-  Value r = select((x < c(0)) & y_odd, -mag, mag);
-  r = select((x < c(0)) & !y_int & (a == a), c(__builtin_nan("")), r);
+  const Mask y_odd = y_int & (fabs(y) < c(16777216)) & (floor(y * c(0.5)) * c(2) != y);
+  const Mask x_neg = (as_bits(x) >> Value::constant(Type::u32, 31)) != Value::constant(Type::u32, 0);
+  Value r = select(x_neg & y_odd, -mag, mag);
+  r = select((x < c(0)) & !y_int & (a < inf), c(__builtin_nan("")), r);
+  r = select((x == c(-1)) & (fabs(y) == inf), c(1), r);
   r = select(y == c(0), c(1), r);
-  r = select(x == c(1), c(1), r);
-  return r;
+  return select(x == c(1), c(1), r);
 }
 
 }  // namespace numr::wgsl

@@ -2,7 +2,8 @@
 // formulas of src/math instantiate with Value and emit WGSL. WGSL has no f64: f32 Values
 // run the single-precision library (math/libm32) in f32 arithmetic; the functions it does
 // not have are built from its functions here (log10, the inverse hyperbolics, cbrt, pow)
-// or are WGSL's own (asin, acos, atan, atan2). Integer Values are an error (BackendError).
+// or come from the double library's algorithms run in f32 (asin, acos, atan, atan2). Integer
+// Values are an error (BackendError).
 #pragma once
 
 #include "codegen/wgsl/value.h"
