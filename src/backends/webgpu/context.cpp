@@ -288,10 +288,12 @@ Buffer* Context::allocate(size_t nbytes) {
                       "largest buffer (", limits_.maxBufferSize, " bytes)");
   // Reuse a cached buffer of the same size, or one at most twice as large.
   auto it = free_.lower_bound(size);
+  const uint64_t bound = round_up(std::max<uint64_t>(nbytes, 4), 4);
   if (it != free_.end() && it->first <= 2 * size) {
     Buffer* b = it->second;
     cached_bytes_ -= it->first;
     free_.erase(it);
+    b->bound = bound;
     return b;
   }
   const WGPUFlags usage = kBufferUsageStorage | kBufferUsageCopySrc | kBufferUsageCopyDst;
@@ -309,7 +311,7 @@ Buffer* Context::allocate(size_t nbytes) {
     cached_bytes_ = 0;
     raw = raw_buffer(size, usage, "numr tensor");
   }
-  return new Buffer{raw, size};
+  return new Buffer{raw, size, bound};
 }
 
 void Context::deallocate(Buffer* b) noexcept {
@@ -435,6 +437,11 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
     arena_size_ = kArenaWords * 4;
     arena_ = raw_buffer(arena_size_, kBufferUsageStorage | kBufferUsageCopyDst, "numr params");
   }
+  for (const Binding& b : buffers)
+    if (b.buffer->bound > limits_.maxStorageBufferBindingSize)
+      fail<BackendLimitation>(current_op("webgpu"), "webgpu: a tensor of ", b.buffer->bound,
+                              " bytes exceeds the adapter's largest storage binding (",
+                              limits_.maxStorageBufferBindingSize, " bytes)");
   const uint64_t slot = round_up(arena_host_.size(), align);
   arena_host_.resize(slot + words, 0);
   std::copy(params.begin(), params.end(), arena_host_.begin() + long(slot));
@@ -455,15 +462,15 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
       aliased |= j != i && buffers[j].buffer == buffers[i].buffer &&
                  (buffers[j].writable || buffers[i].writable);
     if (aliased && !buffers[i].writable) {
-      Buffer* c = allocate(buffers[i].buffer->size);
-      api_.wgpuCommandEncoderCopyBufferToBuffer(enc, raw, 0, c->buffer, 0, c->size);
+      Buffer* c = allocate(buffers[i].buffer->bound);
+      api_.wgpuCommandEncoderCopyBufferToBuffer(enc, raw, 0, c->buffer, 0, c->bound);
       copies.push_back(c);
       raw = c->buffer;
     }
     entries[i + 1].binding = uint32_t(i + 1);
     entries[i + 1].buffer = raw;
     entries[i + 1].offset = 0;
-    entries[i + 1].size = buffers[i].buffer->size;
+    entries[i + 1].size = buffers[i].buffer->bound;
   }
   WGPUBindGroupLayout layout = api_.wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
   WGPUBindGroupDescriptor bgd{};

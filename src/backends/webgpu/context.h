@@ -22,7 +22,8 @@ namespace numr::webgpu {
 // A device allocation: the handle numr's Storage holds.
 struct Buffer {
   WGPUBuffer buffer = nullptr;
-  uint64_t size = 0;  // bytes, a multiple of 4 and at least 4
+  uint64_t size = 0;   // bytes, a multiple of 4 and at least 4
+  uint64_t bound = 0;  // bytes a dispatch binds: the request rounded up to 4
 };
 
 // A storage buffer bound to a dispatch, in binding order after the parameters (binding 0).
