@@ -11,6 +11,7 @@ namespace numr {
 namespace {
 
 using test::check_gradients;
+using test::like;
 using test::Layout;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
@@ -75,10 +76,10 @@ TEST(GradMisc, MaskedFill) {
   const Tensor full_mask = test::make_input({3, 4}, DType::Bool, Device::cpu(), {}, 15);
   check1(
       OpId::masked_fill, "[3,4] mask [3,1]",
-      [&](const Var& x) { return masked_fill(x, mask, 1.5); }, input({3, 4}, 16));
+      [&](const Var& x) { return masked_fill(x, like(mask, x), 1.5); }, input({3, 4}, 16));
   check1(
       OpId::masked_fill, "transposed [3,4] mask [3,4]",
-      [&](const Var& x) { return masked_fill(x, full_mask, -0.5); },
+      [&](const Var& x) { return masked_fill(x, like(full_mask, x), -0.5); },
       input({3, 4}, 17, Layout::Transposed));
 }
 

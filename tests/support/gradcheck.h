@@ -14,6 +14,14 @@ namespace numr::test {
 
 using VarFn = std::function<Var(const std::vector<Var>&)>;
 
+// A tensor a gradient test's function captures (an index, a mask, a constant), as that
+// function's input v has it: on v's device, and a F64 one in v's dtype (a device without
+// F64 runs the checks in F32).
+inline Tensor like(const Tensor& t, const Var& v) {
+  if (!t.defined()) return t;
+  return (t.dtype() == DType::F64 ? t.cast(v.dtype()) : t).to(v.device());
+}
+
 struct GradcheckOptions {
   double eps = 1e-6;   // central-difference step
   double atol = 1e-6;  // |analytic - numeric| <= atol + rtol |numeric|
