@@ -120,9 +120,10 @@ std::vector<Tensor> on_device(const std::vector<Tensor>& ts, Device dev, DType r
 // F64, and they differ only by the rounding of differently ordered sums and of the
 // device's own math functions (a few ulp each), so the bound is far tighter than the
 // central-difference one.
-// A device without F64 (WebGPU) computes them in F32 and is held to F32's bound: each
-// gradient is a chain of up to some tens of f32 roundings (6e-8 relative each) and sums of
-// up to about a hundred terms of magnitude ~1.
+// A device without F64 (WebGPU) computes them in F32, and so does the CPU it is compared
+// with (an F32 gradient can be far from the F64 one where the op is ill-conditioned, e.g.
+// cdist's second order at p = 0.5); the bound is F32's: a chain of up to some tens of f32
+// roundings (6e-8 relative each), summed in different orders.
 std::string compare_on_device(const VarFn& f, const std::vector<Tensor>& inputs, Device dev) {
   const bool f64 = backend_for(dev).supports_dtype(DType::F64);
   const DType real = f64 ? DType::F64 : DType::F32;
@@ -133,7 +134,8 @@ std::string compare_on_device(const VarFn& f, const std::vector<Tensor>& inputs,
     Tensor w_cpu, w_dev;
     const VarFn g_cpu = order == 1 ? f : second_order(f, w_cpu, vs);
     Tensor w2_cpu, w2_dev;
-    const std::vector<Tensor> want = analytic_gradients(g_cpu, inputs, w2_cpu);
+    const std::vector<Tensor> want =
+        analytic_gradients(g_cpu, on_device(inputs, Device::cpu(), real), w2_cpu, real);
     w_dev = w_cpu.defined() ? w_cpu.cast(real).to(dev) : Tensor();
     w2_dev = w2_cpu.cast(real).to(dev);
     const VarFn g_dev = order == 1 ? f : second_order(f, w_dev, vs);
