@@ -34,9 +34,10 @@ TEST(GradIndexing, Gather) {
 
 TEST(GradIndexing, Scatter) {
   const Tensor idx = index({0, 2, 2, 1, 0, 3}, {2, 3});  // repeats in column 1
-  check_gradients(OpId::scatter, "[4,3] dim 0, src [2,4]",
-                  [&](const std::vector<Var>& v) { return sq(scatter(v[0], 0, like(idx, v[0]), v[1])); },
-                  {input({4, 3}, 3), input({2, 4}, 4)});
+  check_gradients(
+      OpId::scatter, "[4,3] dim 0, src [2,4]",
+      [&](const std::vector<Var>& v) { return sq(scatter(v[0], 0, like(idx, v[0]), v[1])); },
+      {input({4, 3}, 3), input({2, 4}, 4)});
 }
 
 TEST(GradIndexing, ScatterReduce) {
@@ -64,9 +65,10 @@ TEST(GradIndexing, ScatterReduceProdHasNoGradient) {
 
 TEST(GradIndexing, IndexSelect) {
   const Tensor idx = index({2, 0, 2, 1}, {4});
-  check_gradients(OpId::index_select, "[3,4] dim 1",
-                  [&](const std::vector<Var>& v) { return sq(index_select(v[0], 1, like(idx, v[0]))); },
-                  {input({3, 4}, 9)});
+  check_gradients(
+      OpId::index_select, "[3,4] dim 1",
+      [&](const std::vector<Var>& v) { return sq(index_select(v[0], 1, like(idx, v[0]))); },
+      {input({3, 4}, 9)});
 }
 
 TEST(GradIndexing, Take) {
@@ -78,9 +80,10 @@ TEST(GradIndexing, Take) {
 
 TEST(GradIndexing, EmbeddingLookup) {
   const Tensor idx = index({4, 1, 1, 0, 4, 4}, {3, 2});
-  check_gradients(OpId::embedding_lookup, "[5,3]",
-                  [&](const std::vector<Var>& v) { return sq(embedding_lookup(v[0], like(idx, v[0]))); },
-                  {input({5, 3}, 11)});
+  check_gradients(
+      OpId::embedding_lookup, "[5,3]",
+      [&](const std::vector<Var>& v) { return sq(embedding_lookup(v[0], like(idx, v[0]))); },
+      {input({5, 3}, 11)});
 }
 
 TEST(GradIndexing, GatherNd) {
@@ -103,19 +106,22 @@ TEST(GradIndexing, IndexPut) {
 TEST(GradIndexing, Put) {
   const Tensor idx = index({3, 0, 3, 7}, {2, 2});
   for (bool acc : {false, true})
-    check_gradients(OpId::put, acc ? "accumulate" : "assign",
-                    [&](const std::vector<Var>& v) { return sq(put(v[0], like(idx, v[0]), v[1], acc)); },
-                    {input({2, 4}, 15), input({4}, 16)});
+    check_gradients(
+        OpId::put, acc ? "accumulate" : "assign",
+        [&](const std::vector<Var>& v) { return sq(put(v[0], like(idx, v[0]), v[1], acc)); },
+        {input({2, 4}, 15), input({4}, 16)});
 }
 
 TEST(GradIndexing, MaskedSelect) {
   const Tensor mask = Tensor::from_vector<bool>({true, false, true, true, false, true}, {2, 3});
-  check_gradients(OpId::masked_select, "[2,3]",
-                  [&](const std::vector<Var>& v) { return sq(masked_select(v[0], like(mask, v[0]))); },
-                  {input({2, 3}, 17)});
-  check_gradients(OpId::masked_select, "x [3] broadcast with mask [2,3]",
-                  [&](const std::vector<Var>& v) { return sq(masked_select(v[0], like(mask, v[0]))); },
-                  {input({3}, 18)});
+  check_gradients(
+      OpId::masked_select, "[2,3]",
+      [&](const std::vector<Var>& v) { return sq(masked_select(v[0], like(mask, v[0]))); },
+      {input({2, 3}, 17)});
+  check_gradients(
+      OpId::masked_select, "x [3] broadcast with mask [2,3]",
+      [&](const std::vector<Var>& v) { return sq(masked_select(v[0], like(mask, v[0]))); },
+      {input({3}, 18)});
 }
 
 }  // namespace

@@ -17,8 +17,8 @@ namespace numr {
 namespace {
 
 using test::check_gradients;
-using test::like;
 using test::Layout;
+using test::like;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
   return test::grad_input(shape, seed, layout);

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "core/backend.h"
 #include "math/elementwise.h"
 #include "numr/numr.h"
-#include "core/backend.h"
 #include "support/harness.h"
 
 namespace numr::test {

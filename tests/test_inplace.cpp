@@ -49,7 +49,8 @@ std::vector<Device> devices() {
       out.push_back(d.device);
     } else {
       static bool said = false;
-      if (!said) std::printf("in-place tests: skipped %s (not every dtype)\n", d.device.str().c_str());
+      if (!said)
+        std::printf("in-place tests: skipped %s (not every dtype)\n", d.device.str().c_str());
       said = true;
     }
   }

@@ -26,10 +26,10 @@ webgpu::Context* usable(std::string* why) {
   }
 }
 
-#define REQUIRE_WEBGPU()                                               \
-  std::string why_;                                                    \
-  webgpu::Context* ctx_ = usable(&why_);                               \
-  if (!ctx_) GTEST_SKIP() << "no usable WebGPU device: " << why_;      \
+#define REQUIRE_WEBGPU()                                          \
+  std::string why_;                                               \
+  webgpu::Context* ctx_ = usable(&why_);                          \
+  if (!ctx_) GTEST_SKIP() << "no usable WebGPU device: " << why_; \
   [[maybe_unused]] webgpu::Context& ctx = *ctx_
 
 TEST(WebGpuRuntime, AdapterIsVulkanNotNull) {
@@ -151,8 +151,7 @@ TEST(WebGpuRuntime, CopyWithinOneStorage) {
   const Device g = Device::webgpu(0);
   Tensor t = arange(0, 8, 1, DType::F32, g);
   t.narrow(0, 0, 4).copy_(t.narrow(0, 4, 4));
-  EXPECT_EQ(t.to(Device::cpu()).to_vector<float>(),
-            (std::vector<float>{4, 5, 6, 7, 4, 5, 6, 7}));
+  EXPECT_EQ(t.to(Device::cpu()).to_vector<float>(), (std::vector<float>{4, 5, 6, 7, 4, 5, 6, 7}));
 }
 
 TEST(WebGpuRuntime, RandomDrawsEqualTheCpus) {

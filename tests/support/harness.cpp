@@ -41,8 +41,8 @@ bool refused_dtype(const std::exception& e, Device dev) {
   const Backend& b = backend_for(dev);
   bool lacks_some = false;
   for (DType t : kAllDTypes) lacks_some |= !b.supports_dtype(t);
-  return lacks_some && std::string_view(e.what()).find("backend does not support") !=
-                           std::string_view::npos;
+  return lacks_some &&
+         std::string_view(e.what()).find("backend does not support") != std::string_view::npos;
 }
 
 std::vector<DType> float_dtypes() { return {DType::F64, DType::F32, DType::F16, DType::BF16}; }

@@ -196,7 +196,8 @@ static_assert(sizeof(WGPURequestAdapterOptions) == 32);
 static_assert(sizeof(WGPUCallbackInfo) == 40);
 static_assert(sizeof(WGPUUncapturedErrorCallbackInfo) == 32);
 static_assert(sizeof(WGPUAdapterInfo) == 96 && offsetof(WGPUAdapterInfo, backendType) == 72);
-static_assert(sizeof(WGPULimits) == 152 && offsetof(WGPULimits, maxStorageBufferBindingSize) == 72 &&
+static_assert(sizeof(WGPULimits) == 152 &&
+              offsetof(WGPULimits, maxStorageBufferBindingSize) == 72 &&
               offsetof(WGPULimits, maxBufferSize) == 96 &&
               offsetof(WGPULimits, maxImmediateSize) == 148);
 static_assert(sizeof(WGPUDeviceDescriptor) == 144 &&
@@ -238,62 +239,61 @@ inline constexpr WGPUFlags kBufferUsageMapRead = 0x1, kBufferUsageMapWrite = 0x2
                            kBufferUsageStorage = 0x80, kMapModeRead = 0x1, kMapModeWrite = 0x2;
 
 // The entry points numr calls: name, return type, parameters.
-#define NUMR_WGPU_FUNCTIONS(X)                                                                   \
-  X(wgpuCreateInstance, WGPUInstance, const void*)                                              \
-  X(wgpuInstanceRequestAdapter, WGPUFuture, WGPUInstance, const WGPURequestAdapterOptions*,    \
-    WGPUCallbackInfo)                                                                           \
-  X(wgpuInstanceWaitAny, uint32_t, WGPUInstance, size_t, WGPUFutureWaitInfo*, uint64_t)         \
-  X(wgpuInstanceProcessEvents, void, WGPUInstance)                                              \
-  X(wgpuInstanceRelease, void, WGPUInstance)                                                    \
-  X(wgpuAdapterGetInfo, uint32_t, WGPUAdapter, WGPUAdapterInfo*)                                \
-  X(wgpuAdapterInfoFreeMembers, void, WGPUAdapterInfo)                                          \
-  X(wgpuAdapterGetLimits, uint32_t, WGPUAdapter, WGPULimits*)                                   \
-  X(wgpuAdapterHasFeature, WGPUBool, WGPUAdapter, uint32_t)                                     \
-  X(wgpuAdapterRequestDevice, WGPUFuture, WGPUAdapter, const WGPUDeviceDescriptor*,            \
-    WGPUCallbackInfo)                                                                           \
-  X(wgpuAdapterRelease, void, WGPUAdapter)                                                      \
-  X(wgpuDeviceGetQueue, WGPUQueue, WGPUDevice)                                                  \
-  X(wgpuDeviceCreateBuffer, WGPUBuffer, WGPUDevice, const WGPUBufferDescriptor*)               \
-  X(wgpuDeviceCreateShaderModule, WGPUShaderModule, WGPUDevice,                                 \
-    const WGPUShaderModuleDescriptor*)                                                          \
-  X(wgpuDeviceCreateComputePipeline, WGPUComputePipeline, WGPUDevice,                          \
-    const WGPUComputePipelineDescriptor*)                                                       \
-  X(wgpuComputePipelineGetBindGroupLayout, WGPUBindGroupLayout, WGPUComputePipeline, uint32_t) \
-  X(wgpuDeviceCreateBindGroup, WGPUBindGroup, WGPUDevice, const WGPUBindGroupDescriptor*)      \
-  X(wgpuDeviceCreateCommandEncoder, WGPUCommandEncoder, WGPUDevice,                             \
-    const WGPUCommandEncoderDescriptor*)                                                        \
-  X(wgpuDevicePushErrorScope, void, WGPUDevice, uint32_t)                                       \
-  X(wgpuDevicePopErrorScope, WGPUFuture, WGPUDevice, WGPUCallbackInfo)                          \
-  X(wgpuDeviceDestroy, void, WGPUDevice)                                                        \
-  X(wgpuDeviceRelease, void, WGPUDevice)                                                        \
-  X(wgpuCommandEncoderBeginComputePass, WGPUComputePassEncoder, WGPUCommandEncoder,             \
-    const WGPUComputePassDescriptor*)                                                           \
-  X(wgpuCommandEncoderCopyBufferToBuffer, void, WGPUCommandEncoder, WGPUBuffer, uint64_t,       \
-    WGPUBuffer, uint64_t, uint64_t)                                                             \
-  X(wgpuCommandEncoderClearBuffer, void, WGPUCommandEncoder, WGPUBuffer, uint64_t, uint64_t)   \
-  X(wgpuCommandEncoderFinish, WGPUCommandBuffer, WGPUCommandEncoder,                            \
-    const WGPUCommandBufferDescriptor*)                                                         \
-  X(wgpuCommandEncoderRelease, void, WGPUCommandEncoder)                                        \
-  X(wgpuComputePassEncoderSetPipeline, void, WGPUComputePassEncoder, WGPUComputePipeline)      \
-  X(wgpuComputePassEncoderSetBindGroup, void, WGPUComputePassEncoder, uint32_t, WGPUBindGroup,  \
-    size_t, const uint32_t*)                                                                    \
-  X(wgpuComputePassEncoderDispatchWorkgroups, void, WGPUComputePassEncoder, uint32_t, uint32_t, \
-    uint32_t)                                                                                   \
-  X(wgpuComputePassEncoderEnd, void, WGPUComputePassEncoder)                                    \
-  X(wgpuComputePassEncoderRelease, void, WGPUComputePassEncoder)                                \
-  X(wgpuCommandBufferRelease, void, WGPUCommandBuffer)                                          \
-  X(wgpuQueueSubmit, void, WGPUQueue, size_t, const WGPUCommandBuffer*)                         \
-  X(wgpuQueueWriteBuffer, void, WGPUQueue, WGPUBuffer, uint64_t, const void*, size_t)           \
-  X(wgpuQueueOnSubmittedWorkDone, WGPUFuture, WGPUQueue, WGPUCallbackInfo)                      \
-  X(wgpuQueueRelease, void, WGPUQueue)                                                          \
-  X(wgpuBufferMapAsync, WGPUFuture, WGPUBuffer, WGPUFlags, size_t, size_t, WGPUCallbackInfo)    \
-  X(wgpuBufferGetConstMappedRange, const void*, WGPUBuffer, size_t, size_t)                     \
-  X(wgpuBufferUnmap, void, WGPUBuffer)                                                          \
-  X(wgpuBufferDestroy, void, WGPUBuffer)                                                        \
-  X(wgpuBufferRelease, void, WGPUBuffer)                                                        \
-  X(wgpuBindGroupRelease, void, WGPUBindGroup)                                                  \
-  X(wgpuBindGroupLayoutRelease, void, WGPUBindGroupLayout)                                      \
-  X(wgpuComputePipelineRelease, void, WGPUComputePipeline)                                      \
+#define NUMR_WGPU_FUNCTIONS(X)                                                                     \
+  X(wgpuCreateInstance, WGPUInstance, const void*)                                                 \
+  X(wgpuInstanceRequestAdapter, WGPUFuture, WGPUInstance, const WGPURequestAdapterOptions*,        \
+    WGPUCallbackInfo)                                                                              \
+  X(wgpuInstanceWaitAny, uint32_t, WGPUInstance, size_t, WGPUFutureWaitInfo*, uint64_t)            \
+  X(wgpuInstanceProcessEvents, void, WGPUInstance)                                                 \
+  X(wgpuInstanceRelease, void, WGPUInstance)                                                       \
+  X(wgpuAdapterGetInfo, uint32_t, WGPUAdapter, WGPUAdapterInfo*)                                   \
+  X(wgpuAdapterInfoFreeMembers, void, WGPUAdapterInfo)                                             \
+  X(wgpuAdapterGetLimits, uint32_t, WGPUAdapter, WGPULimits*)                                      \
+  X(wgpuAdapterHasFeature, WGPUBool, WGPUAdapter, uint32_t)                                        \
+  X(wgpuAdapterRequestDevice, WGPUFuture, WGPUAdapter, const WGPUDeviceDescriptor*,                \
+    WGPUCallbackInfo)                                                                              \
+  X(wgpuAdapterRelease, void, WGPUAdapter)                                                         \
+  X(wgpuDeviceGetQueue, WGPUQueue, WGPUDevice)                                                     \
+  X(wgpuDeviceCreateBuffer, WGPUBuffer, WGPUDevice, const WGPUBufferDescriptor*)                   \
+  X(wgpuDeviceCreateShaderModule, WGPUShaderModule, WGPUDevice, const WGPUShaderModuleDescriptor*) \
+  X(wgpuDeviceCreateComputePipeline, WGPUComputePipeline, WGPUDevice,                              \
+    const WGPUComputePipelineDescriptor*)                                                          \
+  X(wgpuComputePipelineGetBindGroupLayout, WGPUBindGroupLayout, WGPUComputePipeline, uint32_t)     \
+  X(wgpuDeviceCreateBindGroup, WGPUBindGroup, WGPUDevice, const WGPUBindGroupDescriptor*)          \
+  X(wgpuDeviceCreateCommandEncoder, WGPUCommandEncoder, WGPUDevice,                                \
+    const WGPUCommandEncoderDescriptor*)                                                           \
+  X(wgpuDevicePushErrorScope, void, WGPUDevice, uint32_t)                                          \
+  X(wgpuDevicePopErrorScope, WGPUFuture, WGPUDevice, WGPUCallbackInfo)                             \
+  X(wgpuDeviceDestroy, void, WGPUDevice)                                                           \
+  X(wgpuDeviceRelease, void, WGPUDevice)                                                           \
+  X(wgpuCommandEncoderBeginComputePass, WGPUComputePassEncoder, WGPUCommandEncoder,                \
+    const WGPUComputePassDescriptor*)                                                              \
+  X(wgpuCommandEncoderCopyBufferToBuffer, void, WGPUCommandEncoder, WGPUBuffer, uint64_t,          \
+    WGPUBuffer, uint64_t, uint64_t)                                                                \
+  X(wgpuCommandEncoderClearBuffer, void, WGPUCommandEncoder, WGPUBuffer, uint64_t, uint64_t)       \
+  X(wgpuCommandEncoderFinish, WGPUCommandBuffer, WGPUCommandEncoder,                               \
+    const WGPUCommandBufferDescriptor*)                                                            \
+  X(wgpuCommandEncoderRelease, void, WGPUCommandEncoder)                                           \
+  X(wgpuComputePassEncoderSetPipeline, void, WGPUComputePassEncoder, WGPUComputePipeline)          \
+  X(wgpuComputePassEncoderSetBindGroup, void, WGPUComputePassEncoder, uint32_t, WGPUBindGroup,     \
+    size_t, const uint32_t*)                                                                       \
+  X(wgpuComputePassEncoderDispatchWorkgroups, void, WGPUComputePassEncoder, uint32_t, uint32_t,    \
+    uint32_t)                                                                                      \
+  X(wgpuComputePassEncoderEnd, void, WGPUComputePassEncoder)                                       \
+  X(wgpuComputePassEncoderRelease, void, WGPUComputePassEncoder)                                   \
+  X(wgpuCommandBufferRelease, void, WGPUCommandBuffer)                                             \
+  X(wgpuQueueSubmit, void, WGPUQueue, size_t, const WGPUCommandBuffer*)                            \
+  X(wgpuQueueWriteBuffer, void, WGPUQueue, WGPUBuffer, uint64_t, const void*, size_t)              \
+  X(wgpuQueueOnSubmittedWorkDone, WGPUFuture, WGPUQueue, WGPUCallbackInfo)                         \
+  X(wgpuQueueRelease, void, WGPUQueue)                                                             \
+  X(wgpuBufferMapAsync, WGPUFuture, WGPUBuffer, WGPUFlags, size_t, size_t, WGPUCallbackInfo)       \
+  X(wgpuBufferGetConstMappedRange, const void*, WGPUBuffer, size_t, size_t)                        \
+  X(wgpuBufferUnmap, void, WGPUBuffer)                                                             \
+  X(wgpuBufferDestroy, void, WGPUBuffer)                                                           \
+  X(wgpuBufferRelease, void, WGPUBuffer)                                                           \
+  X(wgpuBindGroupRelease, void, WGPUBindGroup)                                                     \
+  X(wgpuBindGroupLayoutRelease, void, WGPUBindGroupLayout)                                         \
+  X(wgpuComputePipelineRelease, void, WGPUComputePipeline)                                         \
   X(wgpuShaderModuleRelease, void, WGPUShaderModule)
 
 }  // namespace numr::webgpu

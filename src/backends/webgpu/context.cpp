@@ -25,7 +25,7 @@ std::string text(WGPUStringView v) {
 constexpr uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 const char* backend_name(uint32_t b) {
-  static const char* names[] = {"Undefined", "Null",  "WebGPU", "D3D11",   "D3D12",
+  static const char* names[] = {"Undefined", "Null",   "WebGPU", "D3D11",   "D3D12",
                                 "Metal",     "Vulkan", "OpenGL", "OpenGLES"};
   return b < 9 ? names[b] : "unknown";
 }
@@ -162,10 +162,10 @@ void Context::open_adapter_and_device() {
   opts.featureLevel = kFeatureLevelCore;
   opts.backendType = kBackendVulkan;
   AdapterReply ar;
-  wait(api_.wgpuInstanceRequestAdapter(instance_, &opts, callback(&on_adapter, &ar)),
-       "an adapter");
+  wait(api_.wgpuInstanceRequestAdapter(instance_, &opts, callback(&on_adapter, &ar)), "an adapter");
   if (ar.status != kStatusSuccess || !ar.adapter)
-    fail<BackendUnavailable>("webgpu", "no Vulkan adapter (is a Vulkan driver installed? "
+    fail<BackendUnavailable>("webgpu",
+                             "no Vulkan adapter (is a Vulkan driver installed? "
                              "VK_ICD_FILENAMES selects one): ",
                              ar.message.empty() ? "none found" : ar.message);
   adapter_ = ar.adapter;
@@ -179,8 +179,9 @@ void Context::open_adapter_and_device() {
                    adapter_type_name(info.adapterType) + "]";
   api_.wgpuAdapterInfoFreeMembers(info);
   if (backend_type_ == kBackendNull)
-    fail<BackendUnavailable>("webgpu", "the only adapter is Dawn's Null backend, which computes "
-                                       "nothing; install a Vulkan driver");
+    fail<BackendUnavailable>("webgpu",
+                             "the only adapter is Dawn's Null backend, which computes "
+                             "nothing; install a Vulkan driver");
   if (backend_type_ != kBackendVulkan)
     fail<BackendUnavailable>("webgpu", "asked for Vulkan, got the ", backend_name(backend_type_),
                              " backend");
@@ -193,9 +194,9 @@ void Context::open_adapter_and_device() {
   dd.label = view("numr");
   dd.requiredLimits = &limits_;
   dd.defaultQueue.label = view("numr");
-  dd.deviceLostCallbackInfo = WGPUCallbackInfo{nullptr, kCallbackModeAllowSpontaneous,
-                                               reinterpret_cast<void*>(&on_device_lost), this,
-                                               nullptr};
+  dd.deviceLostCallbackInfo =
+      WGPUCallbackInfo{nullptr, kCallbackModeAllowSpontaneous,
+                       reinterpret_cast<void*>(&on_device_lost), this, nullptr};
   dd.uncapturedErrorCallbackInfo = WGPUUncapturedErrorCallbackInfo{
       nullptr, reinterpret_cast<void*>(&on_uncaptured), this, nullptr};
   DeviceReply dr;
@@ -366,13 +367,13 @@ void Context::read(void* dst, const Buffer* src, size_t offset, size_t nbytes) {
   ++recorded_;
   flush();
   StatusReply r;
-  wait(api_.wgpuBufferMapAsync(staging_, kMapModeRead, 0, size_t(hi - lo),
-                               callback(&on_status, &r)),
-       "read-back");
+  wait(
+      api_.wgpuBufferMapAsync(staging_, kMapModeRead, 0, size_t(hi - lo), callback(&on_status, &r)),
+      "read-back");
   check_errors();
   if (r.status != kMapAsyncStatusSuccess)
-    fail<BackendError>(current_op("webgpu"), "webgpu: mapping the read-back buffer failed: ",
-                       r.message);
+    fail<BackendError>(current_op("webgpu"),
+                       "webgpu: mapping the read-back buffer failed: ", r.message);
   const void* p = api_.wgpuBufferGetConstMappedRange(staging_, 0, size_t(hi - lo));
   if (!p) {
     api_.wgpuBufferUnmap(staging_);

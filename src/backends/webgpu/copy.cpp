@@ -28,7 +28,8 @@ std::string copy_wgsl(const CopyConfig& c) {
   const std::string dst = s.buffer(c.dst, true), src = s.buffer(c.src, false);
   wgsl::FormulaScope scope(s.body(), compute_type(c.src));
   s.body().line("if (gi >= P[0]) { return; }");
-  const std::vector<Value> idx = StridedLayout::emit_offsets(s, 1, 2, Value::named(Type::u32, "gi"));
+  const std::vector<Value> idx =
+      StridedLayout::emit_offsets(s, 1, 2, Value::named(Type::u32, "gi"));
   s.store(dst, c.dst, idx[0], s.load(src, c.src, idx[1], compute_type(c.src)));
   return s.finish();
 }
@@ -44,7 +45,8 @@ std::string fill_wgsl(const FillConfig& c) {
   wgsl::FormulaScope scope(s.body(), compute_type(c.dst));
   s.body().line("if (gi >= P[0]) { return; }");
   const Value v = c.dst == DType::F32 ? s.param_f32("1") : s.param_i32("1");
-  const std::vector<Value> idx = StridedLayout::emit_offsets(s, 2, 1, Value::named(Type::u32, "gi"));
+  const std::vector<Value> idx =
+      StridedLayout::emit_offsets(s, 2, 1, Value::named(Type::u32, "gi"));
   s.store(dst, c.dst, idx[0], v);
   return s.finish();
 }
@@ -67,7 +69,8 @@ void run_copy(Context& ctx, const CopyCall& call) {
   p.u32(uint64_t(n));
   StridedLayout::push(p, call.dst.shape, {&call.dst, &call.src});
   const Binding b[] = {{buffer_of(call.dst), true}, {buffer_of(call.src), false}};
-  ctx.dispatch(cached_pipeline(ctx, c, copy_wgsl, "copy"), b, p.w, groups_for(uint64_t(n), kWorkgroupSize));
+  ctx.dispatch(cached_pipeline(ctx, c, copy_wgsl, "copy"), b, p.w,
+               groups_for(uint64_t(n), kWorkgroupSize));
 }
 
 void run_fill(Context& ctx, const FillCall& call) {
@@ -85,7 +88,8 @@ void run_fill(Context& ctx, const FillCall& call) {
   }
   StridedLayout::push(p, call.dst.shape, {&call.dst});
   const Binding b[] = {{buffer_of(call.dst), true}};
-  ctx.dispatch(cached_pipeline(ctx, c, fill_wgsl, "fill"), b, p.w, groups_for(uint64_t(n), kWorkgroupSize));
+  ctx.dispatch(cached_pipeline(ctx, c, fill_wgsl, "fill"), b, p.w,
+               groups_for(uint64_t(n), kWorkgroupSize));
 }
 
 }  // namespace numr::webgpu

@@ -31,7 +31,9 @@ struct ElementwiseConfig {
   auto operator<=>(const ElementwiseConfig&) const = default;
 };
 
-DType source_dtype(const ElementwiseConfig& c) { return c.op == OpId::where_cond ? c.ins[1] : c.ins[0]; }
+DType source_dtype(const ElementwiseConfig& c) {
+  return c.op == OpId::where_cond ? c.ins[1] : c.ins[0];
+}
 
 Value apply(const ElementwiseConfig& c, const std::vector<Value>& x, const Value& s0,
             const Value& s1, int output) {

@@ -103,7 +103,8 @@ std::string random_wgsl(const RandomConfig& c) {
   b.line("let r = numr_philox(c0, c1, P[3], P[4]);");
   const wgsl::Value idx = wgsl::Value::let(wgsl::Type::u32, "P[7] + gi");
   if (c.kind == RandomKind::Uniform) {
-    s.store(out, c.out, idx, wgsl::Value::let(wgsl::Type::f32, "f32(r.x >> 8u) * (1.0 / 16777216.0)"));
+    s.store(out, c.out, idx,
+            wgsl::Value::let(wgsl::Type::f32, "f32(r.x >> 8u) * (1.0 / 16777216.0)"));
   } else {
     s.store(out, c.out, idx,
             wgsl::Value::let(wgsl::Type::i32, "bitcast<i32>(P[5] + numr_mod64(r.x, r.y, P[6]))"));
@@ -120,8 +121,8 @@ void run_sequence(Context& ctx, const SequenceCall& call) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     // Products rounded before the add, never fused (SequenceCall).
-    volatile double p = call.symmetric && i >= n / 2 ? double(n - 1 - i) * call.step
-                                                     : double(i) * call.step;
+    volatile double p =
+        call.symmetric && i >= n / 2 ? double(n - 1 - i) * call.step : double(i) * call.step;
     v[size_t(i)] = call.symmetric && i >= n / 2 ? call.end - p : call.start + p;
   }
   upload_values(ctx, call.out, v, {});
@@ -134,9 +135,8 @@ void run_random(Context& ctx, const RandomCall& call) {
   if (n == 0) return;
   const uint64_t range = uint64_t(call.high) - uint64_t(call.low);
   const bool on_device = (call.kind == RandomKind::Uniform && t == DType::F32) ||
-                         (call.kind == RandomKind::Integer &&
-                          (t == DType::I32 || t == DType::U8) && range >= 1 &&
-                          range <= 0xffffffffull);
+                         (call.kind == RandomKind::Integer && (t == DType::I32 || t == DType::U8) &&
+                          range >= 1 && range <= 0xffffffffull);
   if (on_device) {
     const RandomConfig c{call.kind, t};
     Params p;

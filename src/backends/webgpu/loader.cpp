@@ -68,15 +68,17 @@ Loaded load() {
     tried += "\n  " + c + ": " + (why ? why : "not found");
   }
   if (!handle) {
-    out.error = "no webgpu.h library (Dawn) could be opened (set NUMR_WEBGPU_LIB, or run "
-                "scripts/install-webgpu.sh); tried:" + tried;
+    out.error =
+        "no webgpu.h library (Dawn) could be opened (set NUMR_WEBGPU_LIB, or run "
+        "scripts/install-webgpu.sh); tried:" +
+        tried;
     return out;
   }
-#define NUMR_WGPU_RESOLVE(name, ret, ...)                                             \
-  out.api.name = reinterpret_cast<ret (*)(__VA_ARGS__)>(dlsym(handle, #name));      \
-  if (!out.api.name) {                                                              \
-    out.error = out.api.path + " has no entry point " #name;                        \
-    return out;                                                                     \
+#define NUMR_WGPU_RESOLVE(name, ret, ...)                                      \
+  out.api.name = reinterpret_cast<ret (*)(__VA_ARGS__)>(dlsym(handle, #name)); \
+  if (!out.api.name) {                                                         \
+    out.error = out.api.path + " has no entry point " #name;                   \
+    return out;                                                                \
   }
   NUMR_WGPU_FUNCTIONS(NUMR_WGPU_RESOLVE)
 #undef NUMR_WGPU_RESOLVE
@@ -86,8 +88,9 @@ Loaded load() {
   } else if (dlsym(handle, "wgpuGetInstanceFeatures")) {
     out.api.variant = AbiVariant::Standard;
   } else {
-    out.error = out.api.path + " exports neither wgpuGetInstanceCapabilities (Dawn) nor "
-                               "wgpuGetInstanceFeatures (webgpu-headers): unknown ABI";
+    out.error = out.api.path +
+                " exports neither wgpuGetInstanceCapabilities (Dawn) nor "
+                "wgpuGetInstanceFeatures (webgpu-headers): unknown ABI";
   }
   return out;
 }

@@ -25,6 +25,8 @@ WGPUComputePipeline cached_pipeline(Context& ctx, const Config& c, MakeWgsl make
 }
 
 // Workgroups needed for n invocations.
-inline uint64_t groups_for(uint64_t n, uint64_t per_group) { return (n + per_group - 1) / per_group; }
+inline uint64_t groups_for(uint64_t n, uint64_t per_group) {
+  return (n + per_group - 1) / per_group;
+}
 
 }  // namespace numr::webgpu

@@ -49,8 +49,10 @@ Value combine(OpId op, const Value& s, const Value& x) {
     case OpId::prod: return s * x;
     case OpId::max: return math::extreme_merge<true>(s, x);
     case OpId::min: return math::extreme_merge<false>(s, x);
-    case OpId::any: return select(x != Value::constant(x.type(), 0), Value::constant(s.type(), 1), s);
-    default: return select(x == Value::constant(x.type(), 0), Value::constant(s.type(), 0), s);  // all
+    case OpId::any:
+      return select(x != Value::constant(x.type(), 0), Value::constant(s.type(), 1), s);
+    default:
+      return select(x == Value::constant(x.type(), 0), Value::constant(s.type(), 0), s);  // all
   }
 }
 
@@ -59,8 +61,9 @@ std::string reduce_wgsl(const ReduceConfig& c) {
   const bool arg = is_arg(c.op);
   const std::string out = arg ? s.words(true) : s.buffer(c.out, true);
   const std::string in = s.buffer(c.in, false);
-  const Type t = (c.op == OpId::any || c.op == OpId::all) && c.in != DType::F32 ? Type::i32
-                                                                                 : compute_type(c.in);
+  const Type t = (c.op == OpId::any || c.op == OpId::all) && c.in != DType::F32
+                     ? Type::i32
+                     : compute_type(c.in);
   const Type st = c.op == OpId::any || c.op == OpId::all ? Type::i32 : t;
   const bool kmax = c.op == OpId::argmax;
   s.shared("sv", st, kWorkgroupSize);
@@ -83,10 +86,10 @@ std::string reduce_wgsl(const ReduceConfig& c) {
     const Value acc = Value::named(st, "acc");
     if (arg) {
       const Value ai = Value::named(Type::i32, "acc_i");
-      const auto takes = math::arg_feed_takes<true>(
-          [&] { return ai < Value::constant(Type::i32, 0); }, x, acc);
-      const auto takes_min = math::arg_feed_takes<false>(
-          [&] { return ai < Value::constant(Type::i32, 0); }, x, acc);
+      const auto takes =
+          math::arg_feed_takes<true>([&] { return ai < Value::constant(Type::i32, 0); }, x, acc);
+      const auto takes_min =
+          math::arg_feed_takes<false>([&] { return ai < Value::constant(Type::i32, 0); }, x, acc);
       const auto& tk = kmax ? takes : takes_min;
       b.line("if (" + tk.str() + ") { acc = " + x.str() + "; acc_i = i32(j); }");
     } else {
@@ -105,15 +108,17 @@ std::string reduce_wgsl(const ReduceConfig& c) {
     if (arg) {
       const Value mi = Value::let(Type::i32, "si[lid]"), oi = Value::let(Type::i32, "si[lid + w]");
       const Value zero = Value::constant(Type::i32, 0);
-      const auto m = kmax ? math::arg_merge_takes<true>(oi >= zero, mi < zero, oi < mi, other, mine)
-                          : math::arg_merge_takes<false>(oi >= zero, mi < zero, oi < mi, other, mine);
+      const auto m =
+          kmax ? math::arg_merge_takes<true>(oi >= zero, mi < zero, oi < mi, other, mine)
+               : math::arg_merge_takes<false>(oi >= zero, mi < zero, oi < mi, other, mine);
       b.line("if (" + m.str() + ") { sv[lid] = " + other.str() + "; si[lid] = " + oi.str() + "; }");
     } else {
       const OpId merge_op = c.op == OpId::any ? OpId::any : c.op;
-      b.line("sv[lid] = " + (c.op == OpId::any   ? select(other != Value::constant(st, 0), other, mine)
-                             : c.op == OpId::all ? select(other == Value::constant(st, 0), other, mine)
-                                                 : combine(merge_op, mine, other))
-                                .str() +
+      b.line("sv[lid] = " +
+             (c.op == OpId::any   ? select(other != Value::constant(st, 0), other, mine)
+              : c.op == OpId::all ? select(other == Value::constant(st, 0), other, mine)
+                                  : combine(merge_op, mine, other))
+                 .str() +
              ";");
     }
   }

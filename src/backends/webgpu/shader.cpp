@@ -22,9 +22,9 @@ bool dtype_supported(DType t) {
 
 void require_dtype(DType t, const char* what) {
   if (!dtype_supported(t))
-    fail<UnsupportedDType>(current_op(what), "the webgpu backend does not support ",
-                           dtype_name(t), " (it has F32, I32, U8 and Bool; WGSL has no 64-bit "
-                                          "types)");
+    fail<UnsupportedDType>(current_op(what), "the webgpu backend does not support ", dtype_name(t),
+                           " (it has F32, I32, U8 and Bool; WGSL has no 64-bit "
+                           "types)");
 }
 
 Type compute_type(DType t) { return t == DType::F32 ? Type::f32 : Type::i32; }
@@ -50,8 +50,8 @@ std::string Shader::words(bool writable) {
 }
 
 void Shader::shared(const std::string& name, Type t, uint32_t n) {
-  decls_ += "var<workgroup> " + name + ": array<" + wgsl::type_name(t) + ", " +
-            std::to_string(n) + ">;\n";
+  decls_ += "var<workgroup> " + name + ": array<" + wgsl::type_name(t) + ", " + std::to_string(n) +
+            ">;\n";
 }
 
 Value Shader::param_u32(const std::string& idx) { return Value::let(Type::u32, "P[" + idx + "]"); }
@@ -100,8 +100,8 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
         const Value i = wgsl::convert(v, Type::i32);
         byte = Value::let(Type::u32, "u32(clamp(" + i.str() + ", 0i, 255i))");
       } else {
-        byte = Value::let(Type::u32, "bitcast<u32>(" + wgsl::convert(v, Type::i32).str() +
-                                         ") & 0xffu");
+        byte = Value::let(Type::u32,
+                          "bitcast<u32>(" + wgsl::convert(v, Type::i32).str() + ") & 0xffu");
       }
       const std::string w = "&" + name + "[" + idx.str() + " >> 2u]";
       const std::string sh = "((" + idx.str() + " & 3u) * 8u)";

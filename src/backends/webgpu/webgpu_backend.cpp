@@ -17,7 +17,9 @@ bool WebGpuBackend::supports(OpId op, DType t) const {
 bool WebGpuBackend::supports_dtype(DType t) const { return dtype_supported(t); }
 
 void* WebGpuBackend::allocate(size_t nbytes) { return ctx_.allocate(nbytes); }
-void WebGpuBackend::deallocate(void* handle) noexcept { ctx_.deallocate(static_cast<Buffer*>(handle)); }
+void WebGpuBackend::deallocate(void* handle) noexcept {
+  ctx_.deallocate(static_cast<Buffer*>(handle));
+}
 void WebGpuBackend::copy_from_host(void* dst_handle, size_t dst_offset_bytes, const void* src,
                                    size_t nbytes) {
   ctx_.write(static_cast<Buffer*>(dst_handle), dst_offset_bytes, src, nbytes);

@@ -114,7 +114,8 @@ Value Value::constant(Type t, double c) {
     case Type::i32: {
       const double lo = double(std::numeric_limits<int32_t>::min());
       const double hi = double(std::numeric_limits<int32_t>::max());
-      const long long v = std::isnan(c) ? 0 : (long long)std::fmax(lo, std::fmin(hi, std::trunc(c)));
+      const long long v =
+          std::isnan(c) ? 0 : (long long)std::fmax(lo, std::fmin(hi, std::trunc(c)));
       std::snprintf(buf, sizeof buf, "i32(%lld)", v);
       break;
     }
@@ -132,8 +133,8 @@ Value operator-(const Value& a, const Value& b) {
   // x - x is NaN for infinite x (finite_or_zero relies on it); a compiler that assumes
   // finite values folds it to 0, so the right side passes through a run-time zero.
   if (a.type() == Type::f32 && a.str() == b.str())
-    return Value::let(a.type(), "(" + a.str() + " - bitcast<f32>(bitcast<u32>(" + b.str() +
-                                    ") + numr_zero))");
+    return Value::let(
+        a.type(), "(" + a.str() + " - bitcast<f32>(bitcast<u32>(" + b.str() + ") + numr_zero))");
   return binary(a, b, "-");
 }
 Value operator*(const Value& a, const Value& b) { return binary(a, b, "*"); }
@@ -202,8 +203,7 @@ Value pow2i(const Value& n) {
   return Value::let(Type::f32, "bitcast<f32>(u32(i32(" + n.str() + ") + 127) << 23u)");
 }
 Value ilogb_normal(const Value& x) {
-  return Value::let(Type::f32,
-                    "f32(i32((bitcast<u32>(" + x.str() + ") >> 23u) & 0xffu) - 127)");
+  return Value::let(Type::f32, "f32(i32((bitcast<u32>(" + x.str() + ") >> 23u) & 0xffu) - 127)");
 }
 Value as_bits(const Value& x) { return bitcast(x, Type::u32); }
 

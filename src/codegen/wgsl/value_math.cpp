@@ -90,7 +90,8 @@ Value pow(const Value& x, const Value& y) {
   const Value mag = exp2(y * log2(a));
   const Mask y_int = floor(y) == y;
   const Mask y_odd = y_int & (fabs(y) < c(16777216)) & (floor(y * c(0.5)) * c(2) != y);
-  const Mask x_neg = (as_bits(x) >> Value::constant(Type::u32, 31)) != Value::constant(Type::u32, 0);
+  const Mask x_neg =
+      (as_bits(x) >> Value::constant(Type::u32, 31)) != Value::constant(Type::u32, 0);
   Value r = select(x_neg & y_odd, -mag, mag);
   r = select((x < c(0)) & !y_int & (a < inf), c(__builtin_nan("")), r);
   r = select((x == c(-1)) & (fabs(y) == inf), c(1), r);
