@@ -12,7 +12,7 @@ namespace numr {
 namespace {
 
 using test::check_gradients;
-using test::near;
+using test::like;
 
 Tensor input(const Shape& shape, uint64_t seed) {
   return test::make_input(shape, DType::F64, Device::cpu(), {.lo = -2.0, .hi = 2.0}, seed);
@@ -25,10 +25,10 @@ Var sq(const Var& v) { return v * v; }
 TEST(GradIndexing, Gather) {
   const Tensor idx = index({0, 2, 2, 1, 0, 0}, {2, 3});  // repeats
   check_gradients(OpId::gather, "[3,4] dim 0",
-                  [&](const std::vector<Var>& v) { return sq(gather(v[0], 0, near(idx, v[0]))); },
+                  [&](const std::vector<Var>& v) { return sq(gather(v[0], 0, like(idx, v[0]))); },
                   {input({3, 4}, 1)});
   check_gradients(OpId::gather, "[2,5] dim -1",
-                  [&](const std::vector<Var>& v) { return sq(gather(v[0], -1, near(idx, v[0]))); },
+                  [&](const std::vector<Var>& v) { return sq(gather(v[0], -1, like(idx, v[0]))); },
                   {input({2, 5}, 2)});
 }
 
@@ -36,7 +36,7 @@ TEST(GradIndexing, Scatter) {
   const Tensor idx = index({0, 2, 2, 1, 0, 3}, {2, 3});  // repeats in column 1
   check_gradients(
       OpId::scatter, "[4,3] dim 0, src [2,4]",
-      [&](const std::vector<Var>& v) { return sq(scatter(v[0], 0, near(idx, v[0]), v[1])); },
+      [&](const std::vector<Var>& v) { return sq(scatter(v[0], 0, like(idx, v[0]), v[1])); },
       {input({4, 3}, 3), input({2, 4}, 4)});
 }
 
@@ -48,7 +48,7 @@ TEST(GradIndexing, ScatterReduce) {
       check_gradients(OpId::scatter_reduce,
                       "reduce " + std::to_string(int(r)) + (self ? "" : " without self"),
                       [&](const std::vector<Var>& v) {
-                        return sq(scatter_reduce(v[0], 0, near(idx, v[0]), v[1], r, self));
+                        return sq(scatter_reduce(v[0], 0, like(idx, v[0]), v[1], r, self));
                       },
                       {input({4, 2}, 5), input({4, 3}, 6)});
 }
@@ -67,14 +67,14 @@ TEST(GradIndexing, IndexSelect) {
   const Tensor idx = index({2, 0, 2, 1}, {4});
   check_gradients(
       OpId::index_select, "[3,4] dim 1",
-      [&](const std::vector<Var>& v) { return sq(index_select(v[0], 1, near(idx, v[0]))); },
+      [&](const std::vector<Var>& v) { return sq(index_select(v[0], 1, like(idx, v[0]))); },
       {input({3, 4}, 9)});
 }
 
 TEST(GradIndexing, Take) {
   const Tensor idx = index({5, 0, 5, 11, 3, 3}, {2, 3});
   check_gradients(OpId::take, "[3,4]",
-                  [&](const std::vector<Var>& v) { return sq(take(v[0], near(idx, v[0]))); },
+                  [&](const std::vector<Var>& v) { return sq(take(v[0], like(idx, v[0]))); },
                   {input({3, 4}, 10)});
 }
 
@@ -82,14 +82,14 @@ TEST(GradIndexing, EmbeddingLookup) {
   const Tensor idx = index({4, 1, 1, 0, 4, 4}, {3, 2});
   check_gradients(
       OpId::embedding_lookup, "[5,3]",
-      [&](const std::vector<Var>& v) { return sq(embedding_lookup(v[0], near(idx, v[0]))); },
+      [&](const std::vector<Var>& v) { return sq(embedding_lookup(v[0], like(idx, v[0]))); },
       {input({5, 3}, 11)});
 }
 
 TEST(GradIndexing, GatherNd) {
   const Tensor idx = index({0, 1, 2, 3, 0, 1}, {3, 2});
   check_gradients(OpId::gather_nd, "[3,4,2] k 2",
-                  [&](const std::vector<Var>& v) { return sq(gather_nd(v[0], near(idx, v[0]))); },
+                  [&](const std::vector<Var>& v) { return sq(gather_nd(v[0], like(idx, v[0]))); },
                   {input({3, 4, 2}, 12)});
 }
 
@@ -98,7 +98,7 @@ TEST(GradIndexing, IndexPut) {
   for (bool acc : {false, true})
     check_gradients(OpId::index_put, acc ? "accumulate" : "assign",
                     [&](const std::vector<Var>& v) {
-                      return sq(index_put(v[0], {near(i0, v[0]), near(i1, v[0])}, v[1], acc));
+                      return sq(index_put(v[0], {like(i0, v[0]), like(i1, v[0])}, v[1], acc));
                     },
                     {input({3, 4, 2}, 13), input({2, 2}, 14)});  // values broadcast over [3, 2, 2]
 }
@@ -108,7 +108,7 @@ TEST(GradIndexing, Put) {
   for (bool acc : {false, true})
     check_gradients(
         OpId::put, acc ? "accumulate" : "assign",
-        [&](const std::vector<Var>& v) { return sq(put(v[0], near(idx, v[0]), v[1], acc)); },
+        [&](const std::vector<Var>& v) { return sq(put(v[0], like(idx, v[0]), v[1], acc)); },
         {input({2, 4}, 15), input({4}, 16)});
 }
 
@@ -116,11 +116,11 @@ TEST(GradIndexing, MaskedSelect) {
   const Tensor mask = Tensor::from_vector<bool>({true, false, true, true, false, true}, {2, 3});
   check_gradients(
       OpId::masked_select, "[2,3]",
-      [&](const std::vector<Var>& v) { return sq(masked_select(v[0], near(mask, v[0]))); },
+      [&](const std::vector<Var>& v) { return sq(masked_select(v[0], like(mask, v[0]))); },
       {input({2, 3}, 17)});
   check_gradients(
       OpId::masked_select, "x [3] broadcast with mask [2,3]",
-      [&](const std::vector<Var>& v) { return sq(masked_select(v[0], near(mask, v[0]))); },
+      [&](const std::vector<Var>& v) { return sq(masked_select(v[0], like(mask, v[0]))); },
       {input({3}, 18)});
 }
 

@@ -10,6 +10,7 @@ namespace {
 
 using test::check_gradients;
 using test::Layout;
+using test::like;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
   return test::grad_input(shape, seed, layout);
@@ -43,14 +44,14 @@ TEST(GradMatmul, OneOperandConstant) {
   const Var b(input({4, 5}, 15), false);
   check_gradients(OpId::matmul, "[2,3,4] @ const [4,5]",
                   [&](const std::vector<Var>& v) {
-                    const Var y = matmul(v[0], Var(b.tensor().to(v[0].device())));
+                    const Var y = matmul(v[0], Var(like(b.tensor(), v[0])));
                     return y * y;
                   },
                   {input({2, 3, 4}, 16)});
   const Var a(input({3, 4}, 17), false);
   check_gradients(OpId::matmul, "const [3,4] @ [2,4,5]",
                   [&](const std::vector<Var>& v) {
-                    const Var y = matmul(Var(a.tensor().to(v[0].device())), v[0]);
+                    const Var y = matmul(Var(like(a.tensor(), v[0])), v[0]);
                     return y * y;
                   },
                   {input({2, 4, 5}, 18)});

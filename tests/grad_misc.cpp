@@ -12,6 +12,7 @@ namespace {
 
 using test::check_gradients;
 using test::Layout;
+using test::like;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
   return test::grad_input(shape, seed, layout);
@@ -51,7 +52,7 @@ TEST(GradMisc, RepeatInterleave) {
   const Tensor reps = Tensor::from_vector<int64_t>({2, 0, 3}, {3});
   check1(
       OpId::repeat_interleave, "[2,3] by [2,0,3] on 1",
-      [&](const Var& x) { return repeat_interleave(x, test::near(reps, x), 1); },
+      [&](const Var& x) { return repeat_interleave(x, test::like(reps, x), 1); },
       input({2, 3}, 7, Layout::Transposed));
 }
 
@@ -80,10 +81,10 @@ TEST(GradMisc, MaskedFill) {
   const Tensor full_mask = test::make_input({3, 4}, DType::Bool, Device::cpu(), {}, 15);
   check1(
       OpId::masked_fill, "[3,4] mask [3,1]",
-      [&](const Var& x) { return masked_fill(x, test::near(mask, x), 1.5); }, input({3, 4}, 16));
+      [&](const Var& x) { return masked_fill(x, like(mask, x), 1.5); }, input({3, 4}, 16));
   check1(
       OpId::masked_fill, "transposed [3,4] mask [3,4]",
-      [&](const Var& x) { return masked_fill(x, test::near(full_mask, x), -0.5); },
+      [&](const Var& x) { return masked_fill(x, like(full_mask, x), -0.5); },
       input({3, 4}, 17, Layout::Transposed));
 }
 

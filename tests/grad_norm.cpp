@@ -18,6 +18,7 @@ namespace {
 
 using test::check_gradients;
 using test::Layout;
+using test::like;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
   return test::grad_input(shape, seed, layout);
@@ -65,13 +66,13 @@ TEST(GradNorm, FusedAddNorms) {
     check_gradients(OpId::fused_add_rms_norm, shape_str(s),
                     [c](const std::vector<Var>& v) {
                       const AddNormVar a = fused_add_rms_norm(v[0], v[1], v[2], 0.1);
-                      return a.out + a.residual * Var(test::near(c, v[0]));
+                      return a.out + a.residual * Var(like(c, v[0]));
                     },
                     {x, r, w});
     check_gradients(OpId::fused_add_layer_norm, shape_str(s),
                     [c](const std::vector<Var>& v) {
                       const AddNormVar a = fused_add_layer_norm(v[0], v[1], v[2], v[3], 0.1);
-                      return a.out + a.residual * Var(test::near(c, v[0]));
+                      return a.out + a.residual * Var(like(c, v[0]));
                     },
                     {x, r, w, b});
   }

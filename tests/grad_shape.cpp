@@ -12,6 +12,7 @@ namespace {
 
 using test::check_gradients;
 using test::Layout;
+using test::like;
 
 Tensor input(const Shape& shape, uint64_t seed, Layout layout = Layout::Contiguous) {
   return test::grad_input(shape, seed, layout);
@@ -205,7 +206,7 @@ TEST(GradShape, Cat) {
   const Var fixed(input({2, 5}, 38), false);
   check_gradients(OpId::cat, "[7] const [5] dim 0",
                   [&](const std::vector<Var>& v) {
-                    const Var here(fixed.tensor().to(v[0].device()), false);
+                    const Var here(like(fixed.tensor(), v[0]), false);
                     return sq(cat({v[0], reshape(here, {10}), v[1]}, 0));
                   },
                   {input({7}, 39), input({3}, 40)});

@@ -78,7 +78,7 @@ TEST(ErrorPrefix, OutputSizeNamesTheOp) {
 }
 
 TEST(ErrorPrefix, DeviceErrorsNameTheOp) {
-  const Device webgpu = Device::webgpu(0), cpu1{DeviceType::Cpu, 1};
+  const Device webgpu = Device::webgpu(99), cpu1{DeviceType::Cpu, 1};  // never present
   for (const Device dev : {webgpu, cpu1}) {
     SCOPED_TRACE(dev.str());
     expect_prefix<BackendUnavailable>("zeros", [&] { zeros({2}, DType::F32, dev); });

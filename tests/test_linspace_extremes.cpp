@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/backend.h"
 #include "numr/numr.h"
 
 namespace numr {
@@ -108,6 +109,7 @@ TEST(LinspaceExtremes, EveryDeviceGivesTheCpuValues) {
   if (devices.size() == 1) GTEST_SKIP() << "no device besides the CPU";
   for (const Device dev : devices) {
     for (const DType t : {DType::F64, DType::F32, DType::BF16}) {
+      if (!backend_for(dev).supports_dtype(t)) continue;  // refused by name, tested apart
       for (auto [s, e, n] :
            {std::tuple{-DBL_MAX, DBL_MAX, int64_t(7)}, std::tuple{-1e308, 1e308, int64_t(3)},
             std::tuple{DBL_MAX, -DBL_MAX, int64_t(65537)}, std::tuple{0.0, kInf, int64_t(5)},

@@ -277,6 +277,10 @@ class Backend {
   // scaled_dot_product_attention, forward and backward, where supports() says so.
   virtual void attention(const AttentionCall& call);
   virtual void attention_bwd(const AttentionBwdCall& call);
+
+  // Whether tensors of dtype t can live and compute here at all (WebGPU has no 64-bit
+  // types); ops on one that cannot throw UnsupportedDType naming the backend.
+  virtual bool supports_dtype(DType) const { return true; }
 };
 
 // Test support: when on, every new tensor's memory is filled with the byte 0x5A, so

@@ -3,6 +3,7 @@
 
 #include "backends/cuda/context.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/webgpu/webgpu_backend.h"
 #include "core/backend.h"
 #include "core/op_scope.h"
 #include "numr/error.h"
@@ -19,9 +20,10 @@ Backend& cpu_at(int index) {
 }
 int one() { return 1; }
 
-constexpr std::array<BackendEntry, 2> kBackends = {{
+constexpr std::array<BackendEntry, 3> kBackends = {{
     {DeviceType::Cpu, "cpu", cpu_at, one},
     {DeviceType::Cuda, "cuda", cuda::cuda_backend, cuda::cuda_device_count},
+    {DeviceType::WebGpu, "webgpu", webgpu::webgpu_backend, webgpu::webgpu_device_count},
 }};
 
 }  // namespace

@@ -14,6 +14,14 @@ namespace numr::test {
 
 using VarFn = std::function<Var(const std::vector<Var>&)>;
 
+// A tensor a gradient test's function captures (an index, a mask, a constant), as that
+// function's input v has it: on v's device, and a F64 one in v's dtype (a device without
+// F64 runs the checks in F32).
+inline Tensor like(const Tensor& t, const Var& v) {
+  if (!t.defined()) return t;
+  return (t.dtype() == DType::F64 ? t.cast(v.dtype()) : t).to(v.device());
+}
+
 struct GradcheckOptions {
   double eps = 1e-6;   // central-difference step
   double atol = 1e-6;  // |analytic - numeric| <= atol + rtol |numeric|
@@ -38,10 +46,6 @@ void record_gradcheck(OpId op, int order, bool passed);
 // the current test with `what` describing the case.
 void check_gradients(OpId op, const std::string& what, const VarFn& f,
                      const std::vector<Tensor>& inputs, const GradcheckOptions& opts = {});
-
-// t on the device of v: check_gradients also runs f on other devices, so index and mask
-// tensors captured by f must follow its inputs.
-inline Tensor near(const Tensor& t, const Var& v) { return t.defined() ? t.to(v.device()) : t; }
 
 // The environment that prints and enforces gradient-check coverage.
 ::testing::Environment* gradcheck_report();

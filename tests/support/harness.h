@@ -26,6 +26,11 @@ struct TestDevice {
 };
 const std::vector<TestDevice>& test_devices();
 
+// Whether e is a backend's refusal of a dtype it cannot hold at all (Backend::supports_dtype,
+// e.g. WebGPU's F64 and I64), or of a tensor larger than a WebGPU adapter binds, on dev:
+// such a case is reported as skipped, never as passed.
+bool refused_dtype(const std::exception& e, Device dev);
+
 // Float dtypes, and all dtypes an op accepts, in op-table order.
 // Whether this run must cover the whole op table (the coverage and gradient reports fail
 // on a gap): a run of every test, or one that NUMR_TEST_COVERAGE=on marks as the run of

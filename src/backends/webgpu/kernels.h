@@ -1,0 +1,19 @@
+// The op families of the WebGPU backend, one file each; each generates its WGSL from a
+// configuration struct through the shared formulas and records a dispatch on ctx.
+#pragma once
+
+#include "backends/webgpu/context.h"
+#include "core/backend.h"
+
+namespace numr::webgpu {
+
+void run_elementwise(Context& ctx, const ElementwiseCall& call);  // elementwise.cpp
+void run_reduce(Context& ctx, const ReduceCall& call);            // reduce.cpp
+void run_copy(Context& ctx, const CopyCall& call);                // copy.cpp
+void run_fill(Context& ctx, const FillCall& call);                // copy.cpp
+void run_sequence(Context& ctx, const SequenceCall& call);        // factory.cpp
+void run_random(Context& ctx, const RandomCall& call);            // factory.cpp
+
+inline Buffer* buffer_of(const TensorRef& r) { return static_cast<Buffer*>(r.base); }
+
+}  // namespace numr::webgpu

@@ -1,0 +1,186 @@
+// Shader text is assembled with chains of std::string +, on which GCC 12 reports
+// -Wrestrict falsely (GCC bug 105329).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
+#include "backends/webgpu/shader.h"
+
+#include <bit>
+
+#include "core/dim_merge.h"
+#include "core/op_scope.h"
+#include "numr/error.h"
+
+namespace numr::webgpu {
+
+using wgsl::Type;
+using wgsl::Value;
+
+bool dtype_supported(DType t) {
+  return t == DType::F32 || t == DType::I32 || t == DType::U8 || t == DType::Bool;
+}
+
+void require_dtype(DType t, const char* what) {
+  if (!dtype_supported(t))
+    fail<UnsupportedDType>(current_op(what), "the webgpu backend does not support ", dtype_name(t),
+                           " (it has F32, I32, U8 and Bool; WGSL has no 64-bit "
+                           "types)");
+}
+
+Type compute_type(DType t) { return t == DType::F32 ? Type::f32 : Type::i32; }
+
+namespace {
+bool packed(DType t) { return t == DType::U8 || t == DType::Bool; }
+}  // namespace
+
+std::string Shader::buffer(DType t, bool writable) {
+  const std::string name = "b" + std::to_string(next_binding_);
+  std::string elem = t == DType::F32 ? "f32" : t == DType::I32 ? "i32" : "u32";
+  if (packed(t) && writable) elem = "atomic<u32>";
+  decls_ += "@group(0) @binding(" + std::to_string(next_binding_++) + ") var<storage, " +
+            (writable ? "read_write" : "read") + "> " + name + ": array<" + elem + ">;\n";
+  return name;
+}
+
+std::string Shader::words(bool writable) {
+  const std::string name = "b" + std::to_string(next_binding_);
+  decls_ += "@group(0) @binding(" + std::to_string(next_binding_++) + ") var<storage, " +
+            (writable ? "read_write" : "read") + "> " + name + ": array<u32>;\n";
+  return name;
+}
+
+void Shader::shared(const std::string& name, Type t, uint32_t n) {
+  decls_ += "var<workgroup> " + name + ": array<" + wgsl::type_name(t) + ", " + std::to_string(n) +
+            ">;\n";
+}
+
+Value Shader::param_u32(const std::string& idx) { return Value::let(Type::u32, "P[" + idx + "]"); }
+Value Shader::param_i32(const std::string& idx) {
+  return Value::let(Type::i32, "bitcast<i32>(P[" + idx + "])");
+}
+Value Shader::param_f32(const std::string& idx) {
+  return Value::let(Type::f32, "bitcast<f32>(P[" + idx + "])");
+}
+
+Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) {
+  Value raw = Value::constant(Type::i32, 0);
+  switch (t) {
+    case DType::F32: raw = Value::let(Type::f32, name + "[" + idx.str() + "]"); break;
+    case DType::I32: raw = Value::let(Type::i32, name + "[" + idx.str() + "]"); break;
+    case DType::U8:
+    case DType::Bool:
+      raw = Value::let(Type::i32, "i32((" + name + "[" + idx.str() + " >> 2u] >> ((" + idx.str() +
+                                      " & 3u) * 8u)) & 0xffu)");
+      if (t == DType::Bool)
+        raw = select(raw != Value::constant(Type::i32, 0), Value::constant(Type::i32, 1),
+                     Value::constant(Type::i32, 0));
+      break;
+    default: require_dtype(t, "webgpu");
+  }
+  return wgsl::convert(raw, to);
+}
+
+void Shader::store(const std::string& name, DType t, const Value& idx, const Value& v) {
+  const bool fl = v.type() == Type::f32;
+  switch (t) {
+    case DType::F32:
+      body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::f32).str() + ";");
+      return;
+    case DType::I32:
+      body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::i32).str() + ";");
+      return;
+    case DType::U8:
+    case DType::Bool: {
+      Value byte = Value::constant(Type::u32, 0);
+      if (t == DType::Bool) {
+        const Value zero = Value::constant(v.type(), 0);
+        byte = select(!(v == zero), Value::constant(Type::u32, 1), Value::constant(Type::u32, 0));
+      } else if (fl) {
+        // Saturate through i32 (NaN -> 0), then clamp to [0, 255], as the CPU does.
+        const Value i = wgsl::convert(v, Type::i32);
+        byte = Value::let(Type::u32, "u32(clamp(" + i.str() + ", 0i, 255i))");
+      } else {
+        byte = Value::let(Type::u32,
+                          "bitcast<u32>(" + wgsl::convert(v, Type::i32).str() + ") & 0xffu");
+      }
+      const std::string w = "&" + name + "[" + idx.str() + " >> 2u]";
+      const std::string sh = "((" + idx.str() + " & 3u) * 8u)";
+      body_.line("atomicAnd(" + w + ", ~(0xffu << " + sh + "));");
+      body_.line("atomicOr(" + w + ", " + byte.str() + " << " + sh + ");");
+      return;
+    }
+    default: require_dtype(t, "webgpu");
+  }
+}
+
+std::string Shader::finish() const {
+  std::string s = "var<private> numr_zero: u32;\n";
+  s += "@group(0) @binding(0) var<storage, read> P: array<u32>;\n";
+  s += decls_;
+  s += "@compute @workgroup_size(" + std::to_string(kWorkgroupSize) + ")\n";
+  s += "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg3: "
+       "vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n";
+  // Every binding is used, so the pipeline's automatic layout has them all.
+  s += "  numr_zero = P[arrayLength(&P) - 1u];\n";
+  for (int b = 1; b < next_binding_; ++b) s += "  _ = &b" + std::to_string(b) + ";\n";
+  s += "  let wid = wg3.x + wg3.y * nwg.x;\n";
+  s += "  let gi = wid * " + std::to_string(kWorkgroupSize) + "u + lid;\n";
+  s += body_.text();
+  s += "}\n";
+  return s;
+}
+
+void Params::f32(float v) { w.push_back(std::bit_cast<uint32_t>(v)); }
+
+void StridedLayout::push(Params& p, const Shape& shape,
+                         const std::vector<const TensorRef*>& operands) {
+  std::vector<const Strides*> strides;
+  for (const TensorRef* r : operands) strides.push_back(&r->strides);
+  const MergedDims m = merge_dims(shape, strides);
+  p.u32(m.extents.size());
+  for (int64_t e : m.extents) p.u32(uint64_t(e));
+  for (size_t k = 0; k < operands.size(); ++k) {
+    p.i32(operands[k]->offset);
+    for (int64_t s : m.strides[k]) p.i32(s);
+  }
+}
+
+bool StridedLayout::contiguous(const TensorRef& r) {
+  int64_t expect = 1;
+  for (size_t d = r.shape.size(); d-- > 0;) {
+    if (r.shape[d] == 1) continue;
+    if (r.strides[d] != expect) return false;
+    expect *= r.shape[d];
+  }
+  return true;
+}
+
+std::vector<Value> StridedLayout::emit_offsets(Shader& s, uint32_t base, int n_operands,
+                                               const Value& linear) {
+  wgsl::Body& b = s.body();
+  const std::string B = std::to_string(base) + "u";
+  b.line("let nd = P[" + B + "];");
+  std::vector<std::string> names;
+  for (int k = 0; k < n_operands; ++k) {
+    const std::string n = "o" + std::to_string(k);
+    const std::string blk = B + " + 1u + nd + " + std::to_string(k) + "u * (nd + 1u)";
+    b.line("var " + n + ": i32 = bitcast<i32>(P[" + blk + "]);");
+    names.push_back(n);
+  }
+  b.line("var r: u32 = " + linear.str() + ";");
+  b.line("for (var d: i32 = i32(nd) - 1; d >= 0; d = d - 1) {");
+  b.line("  let e = P[" + B + " + 1u + u32(d)];");
+  b.line("  let c = i32(r % e);");
+  b.line("  r = r / e;");
+  for (int k = 0; k < n_operands; ++k) {
+    const std::string blk = B + " + 1u + nd + " + std::to_string(k) + "u * (nd + 1u)";
+    b.line("  " + names[k] + " = " + names[k] + " + c * bitcast<i32>(P[" + blk +
+           " + 1u + u32(d)]);");
+  }
+  b.line("}");
+  std::vector<Value> out;
+  for (const std::string& n : names) out.push_back(Value::let(Type::u32, "u32(" + n + ")"));
+  return out;
+}
+
+}  // namespace numr::webgpu

@@ -1,0 +1,80 @@
+// Assembly of compute shaders for the kernel generators: storage bindings per dtype (small
+// types packed in u32 words, written with atomic and/or so that neighbouring elements
+// written by other invocations survive), element loads and stores converting to and from
+// the compute type, and the walk from a linear element index to each operand's element of
+// a strided layout. Binding 0 is always the parameter words `P` (Context::dispatch), whose
+// last word is the zero `numr_zero`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/wgsl/value.h"
+#include "core/backend.h"
+#include "numr/dtype.h"
+
+namespace numr::webgpu {
+
+inline constexpr uint32_t kWorkgroupSize = 256;
+
+// Whether the backend stores and computes dtype t (F64, I64, F16 and BF16 are refused).
+bool dtype_supported(DType t);
+// Throws UnsupportedDType naming the backend when t is not supported.
+void require_dtype(DType t, const char* what);
+// The WGSL compute type of a dtype's elements.
+wgsl::Type compute_type(DType t);
+
+class Shader {
+ public:
+  // Declares the next storage binding, returns its name.
+  std::string buffer(DType t, bool writable);
+  // A read-write array<u32> binding (I64 outputs written as word pairs).
+  std::string words(bool writable);
+  // Workgroup memory: `var<workgroup> name: array<type, n>;`.
+  void shared(const std::string& name, wgsl::Type t, uint32_t n);
+
+  wgsl::Body& body() { return body_; }
+  // The parameter word at index expression idx as a u32 / i32 / f32 Value.
+  wgsl::Value param_u32(const std::string& idx);
+  wgsl::Value param_i32(const std::string& idx);
+  wgsl::Value param_f32(const std::string& idx);
+
+  // The element of binding `name` (dtype t) at u32 index `idx`, in compute type `to`.
+  wgsl::Value load(const std::string& name, DType t, const wgsl::Value& idx, wgsl::Type to);
+  // Stores v (any compute type) into element idx of binding name (dtype t), converting as
+  // the CPU does (saturating to U8, NaN to 0 in integers, non-zero to true).
+  void store(const std::string& name, DType t, const wgsl::Value& idx, const wgsl::Value& v);
+
+  // The full module. In the body: gi (global invocation index, u32), lid (local index),
+  // wid (workgroup index).
+  std::string finish() const;
+
+ private:
+  std::string decls_;
+  wgsl::Body body_;
+  int next_binding_ = 1;
+  std::vector<std::pair<std::string, DType>> packed_writable_;
+};
+
+// Host side of the parameter words.
+struct Params {
+  std::vector<uint32_t> w;
+  void u32(uint64_t v) { w.push_back(uint32_t(v)); }
+  void i32(int64_t v) { w.push_back(uint32_t(int32_t(v))); }
+  void f32(float v);
+};
+
+// A strided layout of several operands over one shape, merged (core/dim_merge.h), as
+// parameters: the dim count, the extents, then per operand its offset and strides.
+// emit_offsets writes the walk into a shader: each operand's element index for the linear
+// index `linear`, reading the layout from parameter word `base` on.
+struct StridedLayout {
+  static void push(Params& p, const Shape& shape, const std::vector<const TensorRef*>& operands);
+  // Whether an operand is contiguous over shape (its element = offset + linear index).
+  static bool contiguous(const TensorRef& r);
+  static std::vector<wgsl::Value> emit_offsets(Shader& s, uint32_t base, int n_operands,
+                                               const wgsl::Value& linear);
+};
+
+}  // namespace numr::webgpu

@@ -1,0 +1,51 @@
+#include "backends/webgpu/webgpu_backend.h"
+
+#include "backends/webgpu/context.h"
+#include "backends/webgpu/kernels.h"
+#include "backends/webgpu/shader.h"
+
+namespace numr::webgpu {
+
+std::string WebGpuBackend::name() const { return "webgpu:0 (" + ctx_.adapter_name() + ")"; }
+
+// The required core only: the fused gates have their kernels through the formulas, every
+// other composed op runs as its composition.
+bool WebGpuBackend::supports(OpId op, DType t) const {
+  return dtype_supported(t) && has_listed_kernel(op, {});
+}
+
+bool WebGpuBackend::supports_dtype(DType t) const { return dtype_supported(t); }
+
+void* WebGpuBackend::allocate(size_t nbytes) { return ctx_.allocate(nbytes); }
+void WebGpuBackend::deallocate(void* handle) noexcept {
+  ctx_.deallocate(static_cast<Buffer*>(handle));
+}
+void WebGpuBackend::copy_from_host(void* dst_handle, size_t dst_offset_bytes, const void* src,
+                                   size_t nbytes) {
+  ctx_.write(static_cast<Buffer*>(dst_handle), dst_offset_bytes, src, nbytes);
+}
+void WebGpuBackend::copy_to_host(void* dst, const void* src_handle, size_t src_offset_bytes,
+                                 size_t nbytes) {
+  ctx_.read(dst, static_cast<const Buffer*>(src_handle), src_offset_bytes, nbytes);
+}
+void WebGpuBackend::synchronize() { ctx_.synchronize(); }
+void WebGpuBackend::fill_bytes(void* handle, size_t nbytes, uint8_t value) {
+  ctx_.fill_bytes(static_cast<Buffer*>(handle), nbytes, value);
+}
+
+void WebGpuBackend::elementwise(const ElementwiseCall& call) { run_elementwise(ctx_, call); }
+void WebGpuBackend::reduce(const ReduceCall& call) { run_reduce(ctx_, call); }
+void WebGpuBackend::copy(const CopyCall& call) { run_copy(ctx_, call); }
+void WebGpuBackend::fill(const FillCall& call) { run_fill(ctx_, call); }
+void WebGpuBackend::sequence(const SequenceCall& call) { run_sequence(ctx_, call); }
+void WebGpuBackend::random(const RandomCall& call) { run_random(ctx_, call); }
+
+Backend& webgpu_backend(int index) {
+  Context& ctx = Context::get(index);
+  static WebGpuBackend backend(ctx);
+  return backend;
+}
+
+int webgpu_device_count() { return Context::count(); }
+
+}  // namespace numr::webgpu

@@ -1,0 +1,49 @@
+// The Backend of the WebGPU device: memory through Context's caching allocator, host copies
+// that complete before returning, and the required core's families (kernels.h). Every
+// optional family and composed op runs as its composition (supports() says no).
+#pragma once
+
+#include <string>
+
+#include "core/backend.h"
+
+namespace numr::webgpu {
+
+class Context;
+
+class WebGpuBackend final : public Backend {
+ public:
+  explicit WebGpuBackend(Context& ctx) : ctx_(ctx) {}
+
+  Device device() const override { return Device::webgpu(0); }
+  std::string name() const override;  // "webgpu:0 (llvmpipe ... [Vulkan, CPU])"
+  bool supports(OpId op, DType t) const override;
+  bool supports_dtype(DType t) const override;
+  Context& context() const { return ctx_; }
+
+  void* allocate(size_t nbytes) override;
+  void deallocate(void* handle) noexcept override;
+  void copy_from_host(void* dst_handle, size_t dst_offset_bytes, const void* src,
+                      size_t nbytes) override;
+  void copy_to_host(void* dst, const void* src_handle, size_t src_offset_bytes,
+                    size_t nbytes) override;
+  void synchronize() override;
+  void fill_bytes(void* handle, size_t nbytes, uint8_t value) override;
+
+  void elementwise(const ElementwiseCall& call) override;
+  void reduce(const ReduceCall& call) override;
+  void copy(const CopyCall& call) override;
+  void fill(const FillCall& call) override;
+  void sequence(const SequenceCall& call) override;
+  void random(const RandomCall& call) override;
+
+ private:
+  Context& ctx_;
+};
+
+// The backend of webgpu:index, made on first use; throws BackendUnavailable saying why.
+Backend& webgpu_backend(int index);
+// 1 when webgpu:0 is usable, else 0; never throws.
+int webgpu_device_count();
+
+}  // namespace numr::webgpu

@@ -1,0 +1,145 @@
+// Value: the number type that lets the single-source formulas of src/math emit WGSL, as
+// ptx::Value emits PTX.
+//
+//   Body body;
+//   FormulaScope scope(body, Type::f32);       // Value(1.0) now means an f32 constant
+//   Value x = Value::let(Type::f32, "a[i]");
+//   Value y = math::silu(x);                    // appends `let v3 = ...;` lines to body
+//   body.line("o[i] = " + y.str() + ";");
+//
+// Every operation appends one `let` to the body of the innermost FormulaScope of this
+// thread and returns a Value naming it, so the text grows with the operations, never with
+// the nesting of the formula. Types: f32, i32 (integer dtypes compute in i32 and wrap), u32
+// (raw bits). Comparisons give a Mask (WGSL bool) with C++'s NaN rules. WGSL compilers may
+// assume that no value is NaN or infinite, so float comparisons carry tests of the bits
+// (`x != x`, the formulas' NaN test, is one), `x - x` subtracts a value the compiler cannot
+// see is x, and infinities and NaN constants are made at run time (a constant expression
+// may not hold them). The module must define `numr_zero`, a u32 zero the compiler cannot
+// know (Shader reads it from the parameters).
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+namespace numr::wgsl {
+
+enum class Type { f32, i32, u32 };
+const char* type_name(Type t);
+
+// The statements of a shader function under construction.
+class Body {
+ public:
+  // Appends `let vN: type = expr;` and returns vN.
+  std::string let(Type t, const std::string& expr);
+  void line(const std::string& s) { text_ += "  " + s + "\n"; }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  int next_ = 0;
+};
+
+class FormulaScope {
+ public:
+  FormulaScope(Body& body, Type compute);
+  ~FormulaScope();
+  FormulaScope(const FormulaScope&) = delete;
+  FormulaScope& operator=(const FormulaScope&) = delete;
+  static Body& body();  // throws BackendError outside any scope
+  static Type compute_type();
+
+ private:
+  Body* body_;
+  Type type_;
+  const FormulaScope* outer_;
+};
+
+class Mask {
+ public:
+  explicit Mask(std::string name) : name_(std::move(name)) {}
+  const std::string& str() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+class Value {
+ public:
+  // A constant of the current scope's compute type.
+  template <class N>
+  requires std::is_arithmetic_v<N>
+  explicit Value(N c) : Value(constant(FormulaScope::compute_type(), double(c))) {}
+  // A constant of type t (floats rounded to f32, integers converted as C++ does).
+  static Value constant(Type t, double c);
+  // A new let of type t holding expr.
+  static Value let(Type t, const std::string& expr);
+  // Names an existing expression without a let (a parameter or a variable).
+  static Value named(Type t, std::string name) { return Value(t, std::move(name)); }
+
+  const std::string& str() const { return name_; }
+  Type type() const { return type_; }
+
+ private:
+  Value(Type t, std::string name) : type_(t), name_(std::move(name)) {}
+  Type type_;
+  std::string name_;
+};
+
+Value operator+(const Value& a, const Value& b);
+Value operator-(const Value& a, const Value& b);
+Value operator*(const Value& a, const Value& b);
+Value operator/(const Value& a, const Value& b);
+Value operator-(const Value& a);
+#define NUMR_WGSL_MIXED(op)                                                 \
+  template <class N>                                                        \
+  requires std::is_arithmetic_v<N> Value operator op(const Value& a, N b) { \
+    return a op Value::constant(a.type(), double(b));                       \
+  }                                                                         \
+  template <class N>                                                        \
+  requires std::is_arithmetic_v<N> Value operator op(N a, const Value& b) { \
+    return Value::constant(b.type(), double(a)) op b;                       \
+  }
+NUMR_WGSL_MIXED(+)
+NUMR_WGSL_MIXED(-)
+NUMR_WGSL_MIXED(*)
+NUMR_WGSL_MIXED(/)
+#undef NUMR_WGSL_MIXED
+// Bitwise operations and shifts, for u32 and i32 Values (random bits, packed storage).
+Value operator&(const Value& a, const Value& b);
+Value operator|(const Value& a, const Value& b);
+Value operator^(const Value& a, const Value& b);
+Value operator<<(const Value& a, const Value& b);
+Value operator>>(const Value& a, const Value& b);
+
+Mask operator==(const Value& a, const Value& b);
+Mask operator!=(const Value& a, const Value& b);
+Mask operator<(const Value& a, const Value& b);
+Mask operator<=(const Value& a, const Value& b);
+Mask operator>(const Value& a, const Value& b);
+Mask operator>=(const Value& a, const Value& b);
+Mask operator&(const Mask& a, const Mask& b);
+Mask operator|(const Mask& a, const Mask& b);
+Mask operator^(const Mask& a, const Mask& b);
+Mask operator!(const Mask& a);
+
+// ---- functions found by argument-dependent lookup (the names of scalar_double.h) ----
+Value select(const Mask& m, const Value& a, const Value& b);  // m ? a : b
+inline bool can_be_nan(const Value& x) { return x.type() == Type::f32; }
+Value fabs(const Value& x);
+Value abs(const Value& x);
+Value sqrt(const Value& x);
+Value floor(const Value& x);
+Value ceil(const Value& x);
+Value trunc(const Value& x);
+Value rint(const Value& x);  // nearest, ties to even
+Value fma(const Value& a, const Value& b, const Value& c);
+Value fmin(const Value& a, const Value& b);  // the other operand when one is NaN
+Value fmax(const Value& a, const Value& b);
+Value pow2i(const Value& n);         // 2^n, integral n in [-126, 127]
+Value ilogb_normal(const Value& x);  // floor(log2 |x|) for normal x
+Value as_bits(const Value& x);       // the u32 bits of an f32
+// Conversions: f32 -> i32 truncates and saturates (NaN -> 0); others as WGSL's.
+Value convert(const Value& x, Type to);
+Value bitcast(const Value& x, Type to);
+
+}  // namespace numr::wgsl

@@ -1,0 +1,80 @@
+// The WGSL renderer without a device: the shared formulas instantiate with wgsl::Value, and
+// the idioms a WGSL compiler may fold under a no-NaN assumption are rendered as bit tests
+// or through a run-time zero.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/wgsl/value.h"
+#include "codegen/wgsl/value_math.h"
+#include "math/elementwise.h"
+#include "numr/error.h"
+
+namespace numr {
+namespace {
+
+using wgsl::Type;
+using wgsl::Value;
+
+bool has(const std::string& text, const std::string& piece) {
+  return text.find(piece) != std::string::npos;
+}
+
+TEST(WgslValue, NanTestIsABitTest) {
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  const Value x = Value::named(Type::f32, "x");
+  const Value r = math::isnan(x);
+  EXPECT_TRUE(has(body.text(), "(bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u")) << body.text();
+  EXPECT_FALSE(has(body.text(), "x != x")) << body.text();
+  EXPECT_EQ(r.type(), Type::f32);
+}
+
+TEST(WgslValue, FloatComparisonsSpellOutNan) {
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  const Value a = Value::named(Type::f32, "a"), b = Value::named(Type::f32, "b");
+  (void)(a < b);
+  (void)(a != b);
+  const std::string& t = body.text();
+  EXPECT_TRUE(has(t, "(a < b) && !(")) << t;  // false when either is NaN
+  EXPECT_TRUE(has(t, "(a != b) || ")) << t;   // true when either is NaN
+  wgsl::Body ints;
+  wgsl::FormulaScope iscope(ints, Type::i32);
+  (void)(Value::named(Type::i32, "i") < Value::named(Type::i32, "j"));
+  EXPECT_FALSE(has(ints.text(), "bitcast")) << ints.text();  // integers compare plainly
+}
+
+TEST(WgslValue, SelfSubtractionGoesThroughARunTimeZero) {
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  const Value d = Value::named(Type::f32, "d");
+  (void)math::finite_or_zero(d);  // d - d == 0 is its finiteness test
+  EXPECT_TRUE(has(body.text(), "numr_zero")) << body.text();
+}
+
+TEST(WgslValue, NonFiniteConstantsAreMadeAtRunTime) {
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  EXPECT_TRUE(has(Value(__builtin_inf()).str(), "numr_zero"));
+  EXPECT_TRUE(has(Value(-__builtin_nan("")).str(), "numr_zero"));
+  EXPECT_EQ(Value(0.5).str(), "f32(0.5)");
+  EXPECT_EQ(Value::constant(Type::i32, -2147483648.0).str(), "i32(-2147483648)");
+}
+
+// Each operation is one `let`: the text grows with the operations, not with the nesting.
+TEST(WgslValue, TranscendentalsInstantiateTheSharedLibrary) {
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  const Value y = math::gelu(Value::named(Type::f32, "x"));
+  EXPECT_TRUE(has(body.text(), "let " + y.str() + ": f32 = ")) << body.text();
+  EXPECT_TRUE(has(body.text(), "fma(")) << body.text();  // libm32's polynomials
+  EXPECT_THROW(wgsl::exp(Value::named(Type::i32, "i")), BackendError);
+}
+
+TEST(WgslValue, OutsideAScopeIsAnError) {
+  EXPECT_THROW(Value::let(Type::f32, "1.0"), BackendError);
+}
+
+}  // namespace
+}  // namespace numr
