@@ -60,10 +60,11 @@ double uniform_value(uint32_t bits, DType t) {
 double normal_u1(uint32_t bits) { return (double(bits >> 8) + 1.0) * (1.0 / 16777216.0); }
 
 // Normal values of words w0, w1 into out, kWD lanes at a time (the same bits as the scalar
-// formula: the library uses only correctly rounded operations and fused multiply-adds).
+// formula: the library uses only correctly rounded operations and fused multiply-adds), with
+// AVX2 or AVX-512; SSE4.2 has no fused multiply-add, so its lanes would round twice.
 void normal_values(const uint32_t* w0, const uint32_t* w1, int64_t len, double* out) {
   int64_t k = 0;
-  for (; k + kWD <= len; k += kWD) {
+  for (; NUMR_ISA_LEVEL >= 2 && k + kWD <= len; k += kWD) {
     double u1[kWD], u2[kWD];
     for (int j = 0; j < kWD; ++j) {
       u1[j] = normal_u1(w0[k + j]);
