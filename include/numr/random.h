@@ -38,9 +38,9 @@ class Generator {
 struct Philox4 {
   uint32_t v[4];
 };
-constexpr Philox4 philox4x32(uint64_t counter, uint64_t seed) {
-  uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+// The ten Philox4x32 rounds on the block (c0, c1, c2, c3) under the key (k0, k1).
+constexpr void philox4x32_rounds(uint32_t& c0, uint32_t& c1, uint32_t& c2, uint32_t& c3,
+                                 uint32_t k0, uint32_t k1) {
   for (int r = 0; r < 10; ++r) {
     const uint64_t p0 = uint64_t(0xD2511F53u) * c0;
     const uint64_t p1 = uint64_t(0xCD9E8D57u) * c2;
@@ -53,6 +53,10 @@ constexpr Philox4 philox4x32(uint64_t counter, uint64_t seed) {
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
+}
+constexpr Philox4 philox4x32(uint64_t counter, uint64_t seed) {
+  uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
+  philox4x32_rounds(c0, c1, c2, c3, uint32_t(seed), uint32_t(seed >> 32));
   return {{c0, c1, c2, c3}};
 }
 

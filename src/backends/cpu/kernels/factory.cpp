@@ -78,24 +78,10 @@ void normal_values(const uint32_t* w0, const uint32_t* w1, int64_t len, double* 
 // Words 0 and 1 of the Philox blocks of counters base .. base + len - 1 (philox4x32's
 // rounds, written over arrays of lanes so that the compiler runs them in vector registers).
 void philox_words(uint64_t base, int64_t len, uint64_t seed, uint32_t* w0, uint32_t* w1) {
-  const uint32_t key0 = uint32_t(seed), key1 = uint32_t(seed >> 32);
   for (int64_t k = 0; k < len; ++k) {
     const uint64_t counter = base + uint64_t(k);
     uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
-    uint32_t k0 = key0, k1 = key1;
-#pragma GCC unroll 10
-    for (int r = 0; r < 10; ++r) {
-      const uint64_t p0 = uint64_t(0xD2511F53u) * c0;
-      const uint64_t p1 = uint64_t(0xCD9E8D57u) * c2;
-      const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0;
-      const uint32_t n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
-      c1 = uint32_t(p1);
-      c3 = uint32_t(p0);
-      c0 = n0;
-      c2 = n2;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
+    philox4x32_rounds(c0, c1, c2, c3, uint32_t(seed), uint32_t(seed >> 32));
     w0[k] = c0;
     w1[k] = c1;
   }
