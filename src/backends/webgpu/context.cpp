@@ -1,8 +1,3 @@
-// Shader text is assembled with chains of std::string +, on which GCC 12 reports
-// -Wrestrict falsely (GCC bug 105329).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include "backends/webgpu/context.h"
 
 #include <algorithm>

@@ -1,9 +1,4 @@
 // Strided copies with dtype conversion, and fills: one invocation per destination element.
-// Shader text is assembled with chains of std::string +, on which GCC 12 reports
-// -Wrestrict falsely (GCC bug 105329).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <cmath>
 #include <compare>
 

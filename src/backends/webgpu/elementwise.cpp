@@ -1,10 +1,5 @@
 // Elementwise ops: one invocation per output element; every operand (outputs first) walks
 // its own strided layout; the op's formula comes from math/formula.h over wgsl::Value.
-// Shader text is assembled with chains of std::string +, on which GCC 12 reports
-// -Wrestrict falsely (GCC bug 105329).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <array>
 #include <compare>
 #include <stdexcept>

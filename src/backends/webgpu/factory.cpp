@@ -3,11 +3,6 @@
 // the device, with Philox4x32 in 32-bit arithmetic; sequences and the other draws are
 // specified in double arithmetic, which WGSL lacks, so they are computed on the host with
 // the same formulas and uploaded.
-// Shader text is assembled with chains of std::string +, on which GCC 12 reports
-// -Wrestrict falsely (GCC bug 105329).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <cmath>
 #include <compare>
 #include <cstring>

@@ -2,11 +2,6 @@
 // lid, lid + 256, ... of its row into a state in index order; the states then merge in a
 // tree through workgroup memory. Feeding and merging follow math/reduce_rules.h (NaN-sticky
 // max/min, first index on ties for argmax/argmin).
-// Shader text is assembled with chains of std::string +, on which GCC 12 reports
-// -Wrestrict falsely (GCC bug 105329).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
 #include <compare>
 
 #include "backends/webgpu/kernels.h"
