@@ -58,9 +58,9 @@ def npy_fixtures():
     save("empty_f4.npy", np.zeros((0, 3), dtype="<f4"))
     save("v2_i4.npy", values("i32", 6).astype("<i4").reshape(shape), version=(2, 0))
     save("v3_f4.npy", values("f", 6).astype("<f4").reshape(shape), version=(3, 0))
-    # Dtypes numr does not have.
-    save("i1.npy", np.arange(4, dtype="i1"))
     save("c8.npy", np.arange(4, dtype="<c8"))
+    # A dtype numr does not have.
+    save("i1.npy", np.arange(4, dtype="i1"))
 
 
 def bf16_bytes(arr):

@@ -157,7 +157,7 @@ TEST(IoDlpack, RefusalsCallTheDeleterOnce) {
   };
   refused([](DLTensor& d) { d.dtype = {kDLInt, 8, 1}; }, Unsupported{}, "code 0, 8 bits");
   refused([](DLTensor& d) { d.dtype = {kDLUInt, 16, 1}; }, Unsupported{}, "code 1, 16 bits");
-  refused([](DLTensor& d) { d.dtype = {kDLComplex, 64, 1}; }, Unsupported{}, "code 5");
+  refused([](DLTensor& d) { d.dtype = {kDLComplex, 32, 1}; }, Unsupported{}, "code 5, 32 bits");
   refused([](DLTensor& d) { d.dtype = {kDLFloat, 32, 4}; }, Unsupported{}, "4 lanes");
   refused([](DLTensor& d) { d.dtype = {kDLFloat, 8, 1}; }, Unsupported{}, "8 bits");
   refused([](DLTensor& d) { d.dtype = {kDLBool, 1, 1}; }, Unsupported{}, "1 bits");

@@ -1,6 +1,7 @@
 // .npy: round trips, files saved by NumPy (read exactly, and written byte for byte the
 // same), numr's files read by NumPy, and a table of malformed files.
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include "io_test_util.h"
@@ -108,8 +109,9 @@ TEST(IoNpy, ReadsNumpyFiles) {
   EXPECT_EQ(load_npy(fixture("empty_f4.npy")).shape(), (Shape{0, 3}));
   expect_error<UnsupportedDType>(
       kLoad, [] { load_npy(fixture("i1.npy")); }, "'|i1'");
-  expect_error<UnsupportedDType>(
-      kLoad, [] { load_npy(fixture("c8.npy")); }, "'<c8'");
+  // NumPy's complex64: arange(4) + 0j.
+  EXPECT_EQ(load_npy(fixture("c8.npy")).to_vector<std::complex<float>>(),
+            (std::vector<std::complex<float>>{{0, 0}, {1, 0}, {2, 0}, {3, 0}}));
 }
 
 // numr writes what NumPy writes: the same header, padding and data, byte for byte.

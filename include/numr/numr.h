@@ -3,6 +3,7 @@
 
 #include "numr/attention.h"
 #include "numr/autograd.h"
+#include "numr/complex.h"
 #include "numr/conv.h"
 #include "numr/device.h"
 #include "numr/dtype.h"
@@ -19,4 +20,5 @@
 #include "numr/shape.h"
 #include "numr/shape_like.h"
 #include "numr/sort.h"
+#include "numr/stats.h"
 #include "numr/tensor.h"

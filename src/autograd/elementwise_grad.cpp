@@ -10,6 +10,8 @@
 
 #include "autograd/grad_util.h"
 #include "core/op_scope.h"
+#include "ops/common.h"
+#include "ops/complex_ops.h"
 
 namespace numr {
 
@@ -43,6 +45,7 @@ Var neg(const Var& x) {
 }
 Var abs(const Var& x) {
   const OpScope scope("abs");
+  if (is_complex(x.dtype())) return complex_ops::abs(x);
   return unary("abs", x, abs(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g * sign(detach(in)); });
 }
@@ -80,6 +83,7 @@ Var recip(const Var& x) {
 }
 Var exp(const Var& x) {
   const OpScope scope("exp");
+  if (is_complex(x.dtype())) return complex_ops::exp(x);
   return unary("exp", x, exp(x.tensor()),
                [](const Var& g, const Var&, const Node& n) { return g * n.output(); });
 }
@@ -96,6 +100,7 @@ Var expm1(const Var& x) {
 }
 Var log(const Var& x) {
   const OpScope scope("log");
+  if (is_complex(x.dtype())) return complex_ops::log(x);
   return unary("log", x, log(x.tensor()),
                [](const Var& g, const Var& in, const Node&) { return g / in; });
 }
@@ -307,6 +312,10 @@ Var sub(const Var& a, const Var& b) {
 }
 Var mul(const Var& a, const Var& b) {
   const OpScope scope("mul");
+  if (is_complex(a.dtype())) {
+    ops::check_same("mul", {&a.tensor(), &b.tensor()});
+    return complex_ops::mul(a, b);
+  }
   return binary("mul", a, b, mul(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node&) {
                   return std::pair{g * y, g * x};
@@ -314,6 +323,10 @@ Var mul(const Var& a, const Var& b) {
 }
 Var div(const Var& a, const Var& b) {
   const OpScope scope("div");
+  if (is_complex(a.dtype())) {
+    ops::check_same("div", {&a.tensor(), &b.tensor()});
+    return complex_ops::div(a, b);
+  }
   return binary("div", a, b, div(a.tensor(), b.tensor()),
                 [](const Var& g, const Var& x, const Var& y, const Node&) {
                   return std::pair{g / y, -g * x / square(y)};

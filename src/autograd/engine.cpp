@@ -151,6 +151,9 @@ std::unordered_map<uint64_t, Var> backward_from_loss(const Var& loss, bool creat
   if (loss.numel() != 1)
     fail<InvalidArgument>("backward", "the loss must hold one element, it has shape ",
                           shape_str(loss.shape()));
+  if (is_complex(loss.dtype()))
+    fail<InvalidArgument>("backward", "the loss is ", loss.dtype(),
+                          "; a loss must be real (take real(), abs() or a norm of it)");
   const Var seed(ones(loss.shape(), loss.dtype(), loss.device()), false);
   // What remains after the pass are the leaves' gradients: a node's is dropped once used.
   return autograd::run_backward({{loss, seed}}, create_graph);

@@ -2,6 +2,8 @@
 // to its operand's shape.
 #include "autograd/grad_util.h"
 #include "core/op_scope.h"
+#include "ops/complex_ops.h"
+#include "ops/matmul.h"
 
 namespace numr {
 
@@ -10,6 +12,10 @@ using autograd::sum_to;
 
 Var matmul(const Var& a, const Var& b) {
   const OpScope scope("matmul");
+  if (is_complex(a.dtype())) {
+    ops::matmul_shape(a.tensor(), b.tensor());  // checks the operands
+    return complex_ops::matmul(a, b);
+  }
   // d_a = g @ b^T, d_b = a^T @ g, with ^T swapping the last two dims. A 1-D operand is
   // promoted as the forward does (a [K] -> [1, K], b [K] -> [K, 1]) and g gets the dims
   // the forward dropped, so the rule only multiplies operands of 2 or more dims.

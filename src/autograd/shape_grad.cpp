@@ -3,6 +3,7 @@
 // written with Var ops, so it is differentiable again.
 #include "autograd/grad_util.h"
 #include "core/op_scope.h"
+#include "numr/complex.h"
 
 namespace numr {
 
@@ -132,7 +133,11 @@ Var cast(const Var& x, DType dtype) {
   const OpScope scope("cast");
   // A cast to an integer or Bool dtype records nothing (record() keeps floating results only).
   return record("cast", cast(x.tensor(), dtype), {x},
-                [](const Var& g, const Node& n) -> Grads { return {cast(g, n.input(0).dtype())}; });
+                [](const Var& g, const Node& n) -> Grads {
+                  // A real input cast to complex gets the real part of the gradient.
+                  const DType in = n.input(0).dtype();
+                  return {cast(is_complex(in) ? g : real(g), in)};
+                });
 }
 
 Var to_device(const Var& x, Device device) {

@@ -11,8 +11,8 @@ thread_local bool tl_grad_enabled = true;
 
 Var::Var(Tensor value, bool requires_grad) : impl_(std::make_shared<Impl>()) {
   if (!value.defined()) fail<InvalidArgument>("Var", "undefined tensor");
-  if (requires_grad && !is_floating(value.dtype()))
-    fail<UnsupportedDType>("Var", "only floating tensors can require grad, got ",
+  if (requires_grad && !is_floating(value.dtype()) && !is_complex(value.dtype()))
+    fail<UnsupportedDType>("Var", "only floating and complex tensors can require grad, got ",
                            value.dtype());
   impl_->value = std::move(value);
   impl_->requires_grad = requires_grad;
@@ -119,7 +119,8 @@ Var record(std::string_view name, Tensor value, std::vector<Var> inputs, Node::R
     for (const Var& v : inputs)
       if (v.requires_grad()) tl_reads->push_back(v.id());
   }
-  if (!needs || !is_floating(value.dtype())) return Var(std::move(value), false);
+  if (!needs || !(is_floating(value.dtype()) || is_complex(value.dtype())))
+    return Var(std::move(value), false);
   auto node = std::make_shared<Node>(name, std::move(inputs), std::move(rule));
   node->save_versions(value);
   return Var::from_node(std::move(value), std::move(node));

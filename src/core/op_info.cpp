@@ -13,6 +13,13 @@ constexpr uint32_t kFLOAT = bit(DType::F64) | bit(DType::F32) | bit(DType::F16) 
 constexpr uint32_t kSIGNED = kFLOAT | bit(DType::I64) | bit(DType::I32);
 constexpr uint32_t kNUMERIC = kSIGNED | bit(DType::U8);
 constexpr uint32_t kANY = kNUMERIC | bit(DType::Bool);
+constexpr uint32_t kCOMPLEX = bit(DType::Complex64) | bit(DType::Complex128);
+// Ops that also take complex tensors (through the pair view, src/ops/complex.cpp).
+constexpr uint32_t kFLOATC = kFLOAT | kCOMPLEX;
+constexpr uint32_t kSIGNEDC = kSIGNED | kCOMPLEX;
+constexpr uint32_t kNUMERICC = kNUMERIC | kCOMPLEX;
+constexpr uint32_t kANYC = kANY | kCOMPLEX;
+constexpr uint32_t kPARTS = bit(DType::F32) | bit(DType::F64);
 constexpr uint32_t kINDEX = bit(DType::I64) | bit(DType::I32);
 constexpr bool kDIFF = true;
 constexpr bool kNONDIFF = false;
@@ -59,7 +66,7 @@ std::string_view op_name(OpId id) {
   return kOps[size_t(id)].name;
 }
 bool op_accepts(OpId id, DType t) {
-  return uint8_t(t) <= uint8_t(DType::Bool) && (op_info(id).dtype_mask & bit(t)) != 0;
+  return uint8_t(t) <= uint8_t(kLastDType) && (op_info(id).dtype_mask & bit(t)) != 0;
 }
 
 std::string_view family_name(OpFamily f) {

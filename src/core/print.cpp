@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/op_scope.h"
+#include "numr/complex.h"
 #include "numr/ops.h"
 
 namespace numr {
@@ -67,6 +68,16 @@ std::vector<std::string> format_floats(const std::vector<double>& v) {
 }
 
 std::vector<std::string> format_values(const Tensor& g) {
+  if (is_complex(g.dtype())) {  // re+imj, each part formatted as the floats of the tensor
+    const std::vector<double> parts = view_as_real(g).cast(DType::F64).to_vector<double>();
+    const std::vector<std::string> f = format_floats(parts);
+    std::vector<std::string> out;
+    for (size_t i = 0; i + 1 < f.size(); i += 2) {
+      const bool minus = !f[i + 1].empty() && f[i + 1][0] == '-';
+      out.push_back(f[i] + (minus ? "" : "+") + f[i + 1] + "j");
+    }
+    return out;
+  }
   if (is_floating(g.dtype())) return format_floats(g.cast(DType::F64).to_vector<double>());
   const std::vector<int64_t> v = g.cast(DType::I64).to_vector<int64_t>();
   std::vector<std::string> out;

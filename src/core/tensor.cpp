@@ -141,6 +141,10 @@ double Tensor::item_double() const {
   if (!defined()) fail<InvalidArgument>("item_double", "undefined tensor");
   if (numel() != 1)
     fail<InvalidArgument>("item_double", "tensor has ", numel(), " elements, not 1");
+  if (is_complex(dtype_))
+    fail<UnsupportedDType>("item_double", "a ", dtype_, " value is not one double (use item<",
+                           dtype_ == DType::Complex64 ? "std::complex<float>" : "std::complex<double>",
+                           ">)");
   return cast(DType::F64).item<double>();
 }
 
@@ -167,6 +171,11 @@ void set_poison_allocations(bool on) { g_poison = on; }
 bool poison_allocations() { return g_poison; }
 
 TensorRef ref_of(const Tensor& t) {
+  // Kernels take real dtypes only; an op that supports complex passes the pair view.
+  if (is_complex(t.dtype()))
+    fail<UnsupportedDType>(current_op("op"), "unsupported dtype ", t.dtype(),
+                           " (complex tensors reach this op only through real, imag and "
+                           "view_as_real)");
   return TensorRef{t.storage()->handle(), t.offset(), t.dtype(), t.shape(), t.strides()};
 }
 

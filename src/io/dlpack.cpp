@@ -35,6 +35,8 @@ DLDataType dl_dtype(DType t) {
     case DType::I32: return {kDLInt, bits, 1};
     case DType::U8: return {kDLUInt, bits, 1};
     case DType::Bool: return {kDLBool, bits, 1};
+    case DType::Complex64:
+    case DType::Complex128: return {kDLComplex, bits, 1};
   }
   return {kDLOpaqueHandle, 0, 0};
 }
@@ -42,6 +44,10 @@ DLDataType dl_dtype(DType t) {
 std::optional<DType> numr_dtype(DLDataType d) {
   if (d.lanes != 1) return std::nullopt;
   for (const DType t : kAllDTypes) {
+    const DLDataType x = dl_dtype(t);
+    if (x.code == d.code && x.bits == d.bits) return t;
+  }
+  for (const DType t : kComplexDTypes) {
     const DLDataType x = dl_dtype(t);
     if (x.code == d.code && x.bits == d.bits) return t;
   }

@@ -27,7 +27,9 @@ struct Descr {
   std::string_view code;  // without the byte-order character
   DType dtype;
 };
-constexpr std::array<Descr, 7> kDescrs = {{{"f8", DType::F64},
+constexpr std::array<Descr, 9> kDescrs = {{{"c16", DType::Complex128},
+                                           {"c8", DType::Complex64},
+                                           {"f8", DType::F64},
                                            {"f4", DType::F32},
                                            {"f2", DType::F16},
                                            {"i8", DType::I64},
@@ -95,7 +97,7 @@ class DictParser {
     h.fortran_order = *fortran;
     h.shape = *shape;
     const std::string& d = *descr;
-    const auto found = d.size() == 3
+    const auto found = d.size() == 3 || d.size() == 4
                            ? std::find_if(kDescrs.begin(), kDescrs.end(),
                                           [&](const Descr& x) { return d.substr(1) == x.code; })
                            : kDescrs.end();
@@ -106,7 +108,7 @@ class DictParser {
     if (found == kDescrs.end() || !order_ok)
       fail<UnsupportedDType>(op_, "'", path_, "' has dtype '", d,
                              "', which numr does not read (it reads '<f8' '<f4' '<f2' '<i8' "
-                             "'<i4' '|u1' '|b1' and their big-endian forms)");
+                             "'<i4' '|u1' '|b1' '<c8' '<c16' and their big-endian forms)");
     h.dtype = found->dtype;
     h.big_endian = order == '>' && !one_byte;
     return h;
@@ -234,7 +236,10 @@ Tensor load_npy(const std::string& path, Device device) {
   if (h.fortran_order) std::reverse(stored.begin(), stored.end());
   Tensor t = Tensor::empty(stored, h.dtype, Device::cpu());
   if (nbytes > 0) file.read(data_start, io::host_bytes(t), nbytes);
-  if (h.big_endian) byte_swap(io::host_bytes(t), numel, dtype_size(h.dtype));
+  if (h.big_endian) {  // a complex value is two numbers, each swapped on its own
+    const size_t unit = dtype_size(complex_part_dtype(h.dtype));
+    byte_swap(io::host_bytes(t), numel * int64_t(dtype_size(h.dtype) / unit), unit);
+  }
   if (h.dtype == DType::Bool) {  // numr's Bool is 0 or 1; any nonzero byte reads as true
     auto* p = reinterpret_cast<uint8_t*>(io::host_bytes(t));
     for (int64_t k = 0; k < numel; ++k) p[k] = p[k] != 0;
@@ -260,6 +265,8 @@ void save_npy(const std::string& path, const Tensor& t) {
     case DType::I32: descr = "<i4"; break;
     case DType::U8: descr = "|u1"; break;
     case DType::Bool: descr = "|b1"; break;
+    case DType::Complex64: descr = "<c8"; break;
+    case DType::Complex128: descr = "<c16"; break;
     case DType::BF16:
       fail<UnsupportedDType>(op,
                              "BF16 has no NumPy dtype; cast to F32 first "

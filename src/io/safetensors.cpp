@@ -208,6 +208,9 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
       fail<InvalidArgument>(op, "\"__metadata__\" is reserved and cannot name a tensor");
     if (!io::valid_utf8(name)) fail<InvalidArgument>(op, "tensor name is not valid UTF-8");
     if (!t.defined()) fail<InvalidArgument>(op, "tensor '", name, "' is undefined");
+    if (is_complex(t.dtype()))
+      fail<UnsupportedDType>(op, "tensor '", name, "' is ", t.dtype(),
+                             ", which safetensors does not name; save view_as_real of it");
   }
   for (const auto& [k, v] : metadata)
     if (!io::valid_utf8(k) || !io::valid_utf8(v))

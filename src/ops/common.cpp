@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "core/dim_merge.h"
+#include "core/op_scope.h"
+#include "numr/complex.h"
 
 namespace numr::ops {
 
@@ -13,7 +15,7 @@ void check_defined(std::string_view op, const Tensor& t) {
 }
 
 void check_dtype_valid(std::string_view op, DType t) {
-  if (uint8_t(t) > uint8_t(DType::Bool)) fail<InvalidArgument>(op, "invalid dtype ", unsigned(t));
+  if (uint8_t(t) > uint8_t(kLastDType)) fail<InvalidArgument>(op, "invalid dtype ", unsigned(t));
 }
 
 void check_dtype(OpId op, DType t) {
@@ -21,8 +23,8 @@ void check_dtype(OpId op, DType t) {
   if (!op_accepts(op, t)) {
     const uint32_t mask = op_info(op).dtype_mask;
     std::string ok;
-    for (DType d : kAllDTypes)
-      if (mask & (uint32_t(1) << unsigned(d))) {
+    for (unsigned i = 0; i <= unsigned(kLastDType); ++i)
+      if (const auto d = DType(i); mask & (uint32_t(1) << i)) {
         if (!ok.empty()) ok += ' ';
         ok += dtype_name(d);
       }
@@ -97,7 +99,7 @@ bool holds_integer(double s, DType t) {
 }
 
 void check_scalar_fits(std::string_view op, double s, DType t) {
-  if (is_floating(t)) return;
+  if (is_floating(t) || is_complex(t)) return;
   if (!holds_integer(s, t)) fail<InvalidArgument>(op, "scalar ", s, " is not representable in ", t);
 }
 
@@ -124,6 +126,25 @@ void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst) {
     t.offset = dst.offset + i * dst.strides[d];
     copy_any_rank(be, s, t);
   }
+}
+
+void copy_values(const Tensor& src, const Tensor& dst) {
+  if (dst.numel() == 0) return;
+  Backend& be = backend_for(dst.device());
+  if (!is_complex(dst.dtype())) {
+    if (is_complex(src.dtype()))
+      fail<UnsupportedDType>(current_op("cast"), "casting ", src.dtype(), " to ", dst.dtype(),
+                             " would drop the imaginary parts (take real() first)");
+    copy_any_rank(be, ref_of(src), ref_of(dst));
+    return;
+  }
+  const Tensor parts = view_as_real(dst);
+  if (is_complex(src.dtype())) {
+    copy_any_rank(be, ref_of(view_as_real(src)), ref_of(parts));
+    return;
+  }
+  copy_any_rank(be, ref_of(src), ref_of(real(dst)));
+  be.fill(FillCall{ref_of(imag(dst)), 0.0});
 }
 
 void composition_only(OpId op, const Tensor& x) {

@@ -11,10 +11,13 @@ namespace {
 // A new contiguous tensor on `dev` with x's values converted to `dtype`.
 Tensor copy_into_new(std::string_view op, const Tensor& x, DType dtype, Device dev) {
   ops::check_defined(op, x);
+  if (is_complex(x.dtype()) && !is_complex(dtype))
+    fail<UnsupportedDType>(op, "casting ", x.dtype(), " to ", dtype,
+                           " would drop the imaginary parts (take real() first)");
   Tensor out = Tensor::empty(x.shape(), dtype, dev);
   if (out.numel() == 0) return out;
   if (dev == x.device()) {
-    ops::copy_any_rank(backend_for(dev), ref_of(x), ref_of(out));
+    ops::copy_values(x, out);
     return out;
   }
   // Across devices: make it contiguous on the source, move bytes through the host, then

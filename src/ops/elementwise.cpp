@@ -4,6 +4,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/complex_ops.h"
 #include "ops/compose/compose.h"
 
 namespace numr {
@@ -25,6 +26,9 @@ Tensor unary(OpId op, const Tensor& x, DType out_dtype, double scalar = 0.0) {
   const OpScope scope(op_name(op));
   ops::check_defined(op_name(op), x);
   ops::check_dtype(op, x.dtype());
+  if (is_complex(x.dtype()))
+    return op_info(op).family == OpFamily::Scalar ? complex_ops::scalar(op, x, scalar)
+                                                  : complex_ops::unary(op, x);
   ElementwiseCall call;
   call.op = op;
   call.scalars[0] = scalar;
@@ -38,6 +42,7 @@ Tensor nary(OpId op, std::initializer_list<const Tensor*> ins, bool to_bool) {
   ops::check_dtype(op, first.dtype());
   Shape shape = first.shape();
   for (const Tensor* t : ins) shape = broadcast_shapes(op_name(op), shape, t->shape());
+  if (is_complex(first.dtype())) return complex_ops::binary(op, first, **(ins.begin() + 1));
   if (op_info(op).composed && !use_kernel(backend_for(first.device()), op, first.dtype()))
     return compose::elementwise(op, ins, shape);
   ElementwiseCall call;

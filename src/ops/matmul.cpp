@@ -6,6 +6,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/complex_ops.h"
 #include "ops/compose/compose.h"
 
 namespace numr {
@@ -82,6 +83,7 @@ void matmul_into(const Tensor& a_in, const Tensor& b_in, const Tensor& out_in) {
 Tensor matmul(const Tensor& a, const Tensor& b) {
   const OpScope scope("matmul");
   const Shape shape = ops::matmul_shape(a, b);  // checks a and b before they are used
+  if (is_complex(a.dtype())) return complex_ops::matmul(a, b);
   Tensor out = Tensor::empty(shape, a.dtype(), a.device());
   ops::matmul_into(a, b, out);
   return out;

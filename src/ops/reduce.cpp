@@ -7,6 +7,7 @@
 
 #include "numr/ops.h"
 #include "ops/common.h"
+#include "ops/complex_ops.h"
 #include "ops/compose/compose.h"
 
 namespace numr {
@@ -52,6 +53,7 @@ Tensor reduce_op(OpId op, const Tensor& x, const std::vector<int64_t>& dims_in, 
   const int64_t nd = x.dim();
   const std::vector<int64_t> dims =
       nd == 0 ? scalar_dims(name, dims_in) : ops::reduce_dims(name, dims_in, nd);
+  if (is_complex(x.dtype())) return complex_ops::reduce(op, x, dims, keepdim);
 
   std::vector<bool> reduced(size_t(nd), false);
   for (int64_t d : dims) reduced[size_t(d)] = true;

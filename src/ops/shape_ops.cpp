@@ -28,7 +28,7 @@ void check_list(OpId op, const std::vector<Tensor>& xs) {
 // Copies src into dst (a view of a fresh output) on their device.
 void copy_into(const Tensor& src, const Tensor& dst) {
   if (dst.numel() == 0) return;
-  ops::copy_any_rank(backend_for(dst.device()), ref_of(src), ref_of(dst));
+  ops::copy_values(src, dst);
 }
 
 // The pieces of x along dim d of at most `size` elements each; the last may be smaller.

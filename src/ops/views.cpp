@@ -164,8 +164,10 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape) {
       fail<BroadcastError>("broadcast_to", "cannot broadcast ", shape_str(x.shape()), " to ",
                            shape_str(shape));
   checked_numel("broadcast_to", shape);
-  TensorRef r = ops::broadcast_ref(x, shape);
-  return make_view(x, shape, r.strides, x.offset());
+  Strides strides(shape.size(), 0);
+  for (size_t i = 0; i < x.shape().size(); ++i)
+    if (x.shape()[i] == shape[k + i]) strides[k + i] = x.strides()[i];
+  return make_view(x, shape, strides, x.offset());
 }
 
 Tensor squeeze(const Tensor& x, std::optional<int64_t> dim) {

@@ -206,6 +206,8 @@ inline void visit_storage(DType t, F&& f) {
     case DType::I32: f(int32_t{}); return;
     case DType::U8: f(uint8_t{}); return;
     case DType::Bool: f(Bool8{}); return;
+    case DType::Complex64:
+    case DType::Complex128: break;  // complex tensors reach kernels as their real parts
   }
 }
 

@@ -152,6 +152,8 @@ void scatter_op(const ScatterCall& c) {
       // Only Assign takes Bool (the front end checks): move the bytes.
       if constexpr (kOp == ScatterOp::Assign) return scatter_typed<kOp, uint8_t>(c);
       break;
+    case DType::Complex64:
+    case DType::Complex128: break;
   }
 }
 
