@@ -15,9 +15,8 @@ template <class T, int R, int S>
 void pass_fixed(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, const Cx<T>* tw,
                 int64_t j0, int64_t j1) {
   const int64_t step = n / R;
-  for (int64_t j = j0; j < j1;) {
-    const int64_t g = j / span;
-    int64_t k = j - g * span;
+  int64_t g = j0 / span, k = j0 - g * span;
+  for (int64_t j = j0; j < j1; ++g, k = 0) {
     const int64_t k_end = std::min(span, k + (j1 - j));
     Cx<T>* o = out + g * span * R;
     for (; k < k_end; ++k, ++j) {
@@ -39,9 +38,8 @@ void pass_odd(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, int radix,
               const Cx<T>* tw, const Cx<T>* roots, int64_t j0, int64_t j1) {
   const int64_t step = n / radix;
   Cx<T> v[kMaxRadix];
-  for (int64_t j = j0; j < j1;) {
-    const int64_t g = j / span;
-    int64_t k = j - g * span;
+  int64_t g = j0 / span, k = j0 - g * span;
+  for (int64_t j = j0; j < j1; ++g, k = 0) {
     const int64_t k_end = std::min(span, k + (j1 - j));
     Cx<T>* o = out + g * span * radix;
     for (; k < k_end; ++k, ++j) {
