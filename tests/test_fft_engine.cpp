@@ -116,8 +116,10 @@ double c2c_error(int64_t n, Direction dir) {
 }
 
 const std::vector<int64_t>& long_lengths() {
-  static const std::vector<int64_t> n = {
-      97, 128, 243, 257, 625, 1000, 1009, 1024 * 27, 4096 * 5, 65537, 1 << 20, 2 * 3 * 5 * 7 * 11 * 13, 17 * 19 * 23};
+  static const std::vector<int64_t> n = {97,          128,   243,     257,
+                                         625,         1000,  1009,    1024 * 27,
+                                         4096 * 5,    65537, 1 << 20, 2 * 3 * 5 * 7 * 11 * 13,
+                                         17 * 19 * 23};
   return n;
 }
 
@@ -163,8 +165,8 @@ void check_round_trip(const char* name) {
     worst = std::max(worst, rel);
     EXPECT_LE(rel, 2.0) << name << " n=" << n;
   }
-  std::printf("[fft %s] round trip: max |x' - x| / (kC eps log2 n ||x|| / sqrt n) = %.3f\n",
-              name, worst);
+  std::printf("[fft %s] round trip: max |x' - x| / (kC eps log2 n ||x|| / sqrt n) = %.3f\n", name,
+              worst);
 }
 
 TEST(FftEngine, RoundTripDouble) { check_round_trip<double>("double"); }
@@ -270,7 +272,8 @@ void check_real(const char* name) {
     double err_i = 0;
     for (int64_t j : bins(n)) {
       const LC ref = dft.bin(full, j, 1);
-      err_i = std::max(err_i, static_cast<double>(std::abs(static_cast<long double>(out[j]) - ref)));
+      err_i =
+          std::max(err_i, static_cast<double>(std::abs(static_cast<long double>(out[j]) - ref)));
     }
     err_i /= bound<T>(n, l2(full)) / kC;
     worst_i = std::max(worst_i, err_i);
@@ -323,7 +326,8 @@ TEST(FftEngine, StridedBatchedAndInPlace) {
         for (int64_t j = 0; j < n; ++j) EXPECT_EQ(rev[b * n + n - 1 - j], expect[b * n + j]);
       // In place over the columns.
       auto inplace = x;
-      numr::cpu::fft::c2c<double>(n, batch, dir, inplace.data(), batch, 1, inplace.data(), batch, 1);
+      numr::cpu::fft::c2c<double>(n, batch, dir, inplace.data(), batch, 1, inplace.data(), batch,
+                                  1);
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t j = 0; j < n; ++j) EXPECT_EQ(inplace[j * batch + b], expect[b * n + j]);
     }
@@ -397,8 +401,9 @@ TEST(FftEngine, PlansSharedAcrossThreads) {
 TEST(FftEngine, EmptyBatchAndBadLength) {
   std::vector<std::complex<double>> x(4);
   numr::cpu::fft::c2c<double>(4, 0, Direction::Forward, x.data(), 1, 4, x.data(), 1, 4);
-  EXPECT_THROW(numr::cpu::fft::c2c<double>(0, 1, Direction::Forward, x.data(), 1, 0, x.data(), 1, 0),
-               numr::InvalidArgument);
+  EXPECT_THROW(
+      numr::cpu::fft::c2c<double>(0, 1, Direction::Forward, x.data(), 1, 0, x.data(), 1, 0),
+      numr::InvalidArgument);
 }
 
 }  // namespace

@@ -32,8 +32,7 @@ double eps_of(DType t) {
 }
 
 // Each value within 2 ulps of k / (d n): the scale and the product are rounded once each.
-void expect_freqs(const Tensor& got, const std::vector<int64_t>& k, int64_t n, double d,
-                  DType t) {
+void expect_freqs(const Tensor& got, const std::vector<int64_t>& k, int64_t n, double d, DType t) {
   ASSERT_EQ(got.dtype(), t);
   ASSERT_EQ(got.shape(), Shape{int64_t(k.size())});
   const std::vector<double> v = got.to(Device::cpu()).cast(DType::F64).to_vector<double>();

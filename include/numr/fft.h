@@ -14,11 +14,9 @@ namespace numr::fft {
 
 // The sample frequencies of an n-point transform with sample spacing d, as torch.fft.fftfreq:
 // [0, 1, .., (n - 1) / 2, -(n / 2), .., -1] / (d n), shape [n] (n >= 0, a floating dtype).
-Tensor fftfreq(int64_t n, double d = 1.0, DType dtype = DType::F32,
-               Device device = Device::cpu());
+Tensor fftfreq(int64_t n, double d = 1.0, DType dtype = DType::F32, Device device = Device::cpu());
 // The non-negative half for rfft's outputs: [0, 1, .., n / 2] / (d n), shape [n / 2 + 1].
-Tensor rfftfreq(int64_t n, double d = 1.0, DType dtype = DType::F32,
-                Device device = Device::cpu());
+Tensor rfftfreq(int64_t n, double d = 1.0, DType dtype = DType::F32, Device device = Device::cpu());
 // x rolled by size / 2 along each of dims (all dims when empty), moving the zero frequency
 // to the middle; ifftshift rolls back by the same amounts (size / 2 rounded up).
 Tensor fftshift(const Tensor& x, const std::vector<int64_t>& dims = {});

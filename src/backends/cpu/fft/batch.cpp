@@ -87,7 +87,8 @@ void c2c(int64_t n, Direction dir, std::span<const BatchDim> batch, const std::c
     for (int64_t i = first; i < last; ++i) {
       const Offsets o = walk.at(i);
       const T* x = src + 2 * o.in;
-      for (int64_t j = 0; j < n; ++j) a.data()[j] = {x[2 * j * in_stride], x[2 * j * in_stride + 1]};
+      for (int64_t j = 0; j < n; ++j)
+        a.data()[j] = {x[2 * j * in_stride], x[2 * j * in_stride + 1]};
       const Cx<T>* y = plan->run(a.data(), b.data(), parallel);
       T* z = dst + 2 * o.out;
       for (int64_t j = 0; j < n; ++j) {
@@ -121,8 +122,8 @@ void r2c(int64_t n, std::span<const BatchDim> batch, const T* in, int64_t in_str
 }
 
 template <class T>
-void c2r(int64_t n, std::span<const BatchDim> batch, const std::complex<T>* in,
-         int64_t in_stride, T* out, int64_t out_stride) {
+void c2r(int64_t n, std::span<const BatchDim> batch, const std::complex<T>* in, int64_t in_stride,
+         T* out, int64_t out_stride) {
   const BatchWalk walk(batch, n, "irfft");
   const auto plan = real_plan<T>(n, Direction::Inverse);
   const T* src = reals(in);
@@ -132,7 +133,8 @@ void c2r(int64_t n, std::span<const BatchDim> batch, const std::complex<T>* in,
     for (int64_t i = first; i < last; ++i) {
       const Offsets o = walk.at(i);
       const T* x = src + 2 * o.in;
-      for (int64_t j = 0; j < n_in; ++j) a.data()[j] = {x[2 * j * in_stride], x[2 * j * in_stride + 1]};
+      for (int64_t j = 0; j < n_in; ++j)
+        a.data()[j] = {x[2 * j * in_stride], x[2 * j * in_stride + 1]};
       const auto y = plan->inverse(a.data(), b.data(), parallel);
       T* z = out + o.out;
       for (int64_t j = 0; j < n; ++j) z[j * out_stride] = y.ptr[j * y.stride];
@@ -150,7 +152,7 @@ template void r2c<double>(int64_t, std::span<const BatchDim>, const double*, int
                           std::complex<double>*, int64_t);
 template void c2r<float>(int64_t, std::span<const BatchDim>, const std::complex<float>*, int64_t,
                          float*, int64_t);
-template void c2r<double>(int64_t, std::span<const BatchDim>, const std::complex<double>*,
-                          int64_t, double*, int64_t);
+template void c2r<double>(int64_t, std::span<const BatchDim>, const std::complex<double>*, int64_t,
+                          double*, int64_t);
 
 }  // namespace numr::cpu::fft

@@ -27,8 +27,8 @@ void split(bool parallel, int64_t count, F&& f) {
 }
 
 template <class T, int S>
-void run_pass(int64_t radix, const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span,
-              const Cx<T>* tw, const Cx<T>* roots, int64_t j0, int64_t j1) {
+void run_pass(int64_t radix, const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, const Cx<T>* tw,
+              const Cx<T>* roots, int64_t j0, int64_t j1) {
   switch (radix) {
     case 2: return pass_fixed<T, 2, S>(in, out, n, span, tw, j0, j1);
     case 3: return pass_fixed<T, 3, S>(in, out, n, span, tw, j0, j1);
@@ -63,7 +63,8 @@ ComplexPlan<T>::ComplexPlan(int64_t n, Direction dir) : n_(n), sign_(static_cast
     const Cx<double>* k = plan_m->run(a.data(), b.data(), false);
     kernel_.resize(m_);
     chirp_.resize(n);
-    for (int64_t j = 0; j < m_; ++j) kernel_[j] = rounded<T>((1.0 / static_cast<double>(m_)) * k[j]);
+    for (int64_t j = 0; j < m_; ++j)
+      kernel_[j] = rounded<T>((1.0 / static_cast<double>(m_)) * k[j]);
     for (int64_t j = 0; j < n; ++j) chirp_[j] = rounded<T>(chirp[j]);
     return;
   }

@@ -28,8 +28,8 @@ class ComplexPlan {
 
  private:
   struct Pass {
-    int64_t radix, span;   // span: the length of the transforms the pass starts from
-    std::vector<Cx<T>> tw;  // tw[k * (radix - 1) + r - 1] = w_{span * radix}^{S k r}
+    int64_t radix, span;       // span: the length of the transforms the pass starts from
+    std::vector<Cx<T>> tw;     // tw[k * (radix - 1) + r - 1] = w_{span * radix}^{S k r}
     std::vector<Cx<T>> roots;  // odd radices > 5: w_radix^{S q}
   };
   Cx<T>* run_passes(Cx<T>* a, Cx<T>* b, bool parallel) const;

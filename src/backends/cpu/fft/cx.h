@@ -14,20 +14,30 @@ struct Cx {
 };
 
 template <class T>
-inline Cx<T> operator+(Cx<T> a, Cx<T> b) { return {a.re + b.re, a.im + b.im}; }
+inline Cx<T> operator+(Cx<T> a, Cx<T> b) {
+  return {a.re + b.re, a.im + b.im};
+}
 template <class T>
-inline Cx<T> operator-(Cx<T> a, Cx<T> b) { return {a.re - b.re, a.im - b.im}; }
+inline Cx<T> operator-(Cx<T> a, Cx<T> b) {
+  return {a.re - b.re, a.im - b.im};
+}
 template <class T>
 inline Cx<T> operator*(Cx<T> a, Cx<T> b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
 template <class T>
-inline Cx<T> operator*(T s, Cx<T> a) { return {s * a.re, s * a.im}; }
+inline Cx<T> operator*(T s, Cx<T> a) {
+  return {s * a.re, s * a.im};
+}
 template <class T>
-inline Cx<T> conj(Cx<T> a) { return {a.re, -a.im}; }
+inline Cx<T> conj(Cx<T> a) {
+  return {a.re, -a.im};
+}
 // a * (sign * i): a rotation by a quarter turn, +i for sign = 1, -i for sign = -1.
 template <class T>
-inline Cx<T> mul_i(Cx<T> a, int sign) { return sign > 0 ? Cx<T>{-a.im, a.re} : Cx<T>{a.im, -a.re}; }
+inline Cx<T> mul_i(Cx<T> a, int sign) {
+  return sign > 0 ? Cx<T>{-a.im, a.re} : Cx<T>{a.im, -a.re};
+}
 
 // A buffer of n complex elements aligned to a cache line, uninitialised.
 template <class T>

@@ -39,14 +39,13 @@ void r2c(int64_t n, std::span<const BatchDim> batch, const T* in, int64_t in_str
 // input begins (X_{n-k} = conj(X_k)); the imaginary parts of X_0, and of X_{n/2} for even
 // n, are ignored, as in numpy.fft.irfft.
 template <class T>
-void c2r(int64_t n, std::span<const BatchDim> batch, const std::complex<T>* in,
-         int64_t in_stride, T* out, int64_t out_stride);
+void c2r(int64_t n, std::span<const BatchDim> batch, const std::complex<T>* in, int64_t in_stride,
+         T* out, int64_t out_stride);
 
 // The same for `howmany` sequences `dist` elements apart (a single batch dim).
 template <class T>
-void c2c(int64_t n, int64_t howmany, Direction dir, const std::complex<T>* in,
-         int64_t in_stride, int64_t in_dist, std::complex<T>* out, int64_t out_stride,
-         int64_t out_dist) {
+void c2c(int64_t n, int64_t howmany, Direction dir, const std::complex<T>* in, int64_t in_stride,
+         int64_t in_dist, std::complex<T>* out, int64_t out_stride, int64_t out_dist) {
   const BatchDim d{howmany, in_dist, out_dist};
   c2c<T>(n, dir, std::span<const BatchDim>(&d, 1), in, in_stride, out, out_stride);
 }
@@ -57,8 +56,8 @@ void r2c(int64_t n, int64_t howmany, const T* in, int64_t in_stride, int64_t in_
   r2c<T>(n, std::span<const BatchDim>(&d, 1), in, in_stride, out, out_stride);
 }
 template <class T>
-void c2r(int64_t n, int64_t howmany, const std::complex<T>* in, int64_t in_stride,
-         int64_t in_dist, T* out, int64_t out_stride, int64_t out_dist) {
+void c2r(int64_t n, int64_t howmany, const std::complex<T>* in, int64_t in_stride, int64_t in_dist,
+         T* out, int64_t out_stride, int64_t out_dist) {
   const BatchDim d{howmany, in_dist, out_dist};
   c2r<T>(n, std::span<const BatchDim>(&d, 1), in, in_stride, out, out_stride);
 }

@@ -12,8 +12,8 @@
 namespace numr::cpu::fft {
 
 template <class T, int R, int S>
-void pass_fixed(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, const Cx<T>* tw,
-                int64_t j0, int64_t j1) {
+void pass_fixed(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, const Cx<T>* tw, int64_t j0,
+                int64_t j1) {
   const int64_t step = n / R;
   int64_t g = j0 / span, k = j0 - g * span;
   for (int64_t j = j0; j < j1; ++g, k = 0) {
@@ -34,8 +34,8 @@ void pass_fixed(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, const Cx<T
 }
 
 template <class T>
-void pass_odd(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, int radix,
-              const Cx<T>* tw, const Cx<T>* roots, int64_t j0, int64_t j1) {
+void pass_odd(const Cx<T>* in, Cx<T>* out, int64_t n, int64_t span, int radix, const Cx<T>* tw,
+              const Cx<T>* roots, int64_t j0, int64_t j1) {
   const int64_t step = n / radix;
   Cx<T> v[kMaxRadix];
   int64_t g = j0 / span, k = j0 - g * span;
