@@ -8,6 +8,7 @@
 #include "numr/device.h"
 #include "numr/dtype.h"
 #include "numr/error.h"
+#include "numr/fft.h"
 #include "numr/half.h"
 #include "numr/indexing.h"
 #include "numr/io.h"
