@@ -22,6 +22,7 @@ namespace {
 
 // A constant of the bounds below: the error analyses give c n eps with a modest c.
 constexpr double kC = 8.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 double eps_of(DType t) {
   return t == DType::F64 ? std::numeric_limits<double>::epsilon()
@@ -182,7 +183,9 @@ TEST(Linalg, SvdReconstructs) {
       const std::vector<double> s = vals(r.S);
       for (size_t i = 0; i < s.size(); ++i) {
         EXPECT_GE(s[i], 0.0);
-        if (i % size_t(k) != 0) EXPECT_LE(s[i], s[i - 1]);
+        if (i % size_t(k) != 0) {
+          EXPECT_LE(s[i], s[i - 1]);
+        }
       }
       const linalg::Svd full = linalg::svd(a, /*full_matrices=*/true);
       EXPECT_EQ(full.U.shape(), mat(lead, m, m));
@@ -209,7 +212,9 @@ TEST(Linalg, EighReconstructs) {
       EXPECT_LE(rel_err(matmul(mT(v), v), identity(c.n, t).broadcast_to(a.shape())), tol);
       const std::vector<double> w = vals(r.eigenvalues);
       for (size_t i = 1; i < w.size(); ++i)
-        if (i % size_t(c.n) != 0) EXPECT_LE(w[i - 1], w[i]);
+        if (i % size_t(c.n) != 0) {
+          EXPECT_LE(w[i - 1], w[i]);
+        }
       EXPECT_LE(rel_err(linalg::eigvalsh(a), r.eigenvalues), tol);
       // Only the lower triangle is read.
       const Tensor junk = tril(a) + triu(random_matrix(a.shape(), t, ++seed), 1);
@@ -393,14 +398,11 @@ TEST(LinalgOracle, NormsPinvLstsqRank) {
       EXPECT_EQ(linalg::matrix_rank(a).item<int64_t>(), c.rank);
       // Every norm moves by at most about its own size times n eps (the 2-norm of the
       // rounding of a is at most that of s_max).
-      const std::vector<double> got = {linalg::matrix_norm(a, "fro").item_double(),
-                                       linalg::matrix_norm(a, "nuc").item_double(),
-                                       linalg::matrix_norm(a, 1).item_double(),
-                                       linalg::matrix_norm(a, -1).item_double(),
-                                       linalg::matrix_norm(a, 2).item_double(),
-                                       linalg::matrix_norm(a, -2).item_double(),
-                                       linalg::matrix_norm(a, INFINITY).item_double(),
-                                       linalg::matrix_norm(a, -INFINITY).item_double()};
+      const std::vector<double> got = {
+          linalg::matrix_norm(a, "fro").item_double(), linalg::matrix_norm(a, "nuc").item_double(),
+          linalg::matrix_norm(a, 1).item_double(),     linalg::matrix_norm(a, -1).item_double(),
+          linalg::matrix_norm(a, 2).item_double(),     linalg::matrix_norm(a, -2).item_double(),
+          linalg::matrix_norm(a, kInf).item_double(),  linalg::matrix_norm(a, -kInf).item_double()};
       for (size_t i = 0; i < got.size(); ++i)
         EXPECT_NEAR(got[i], c.norms[i], cn * eps * std::max(c.norms[i], s_max)) << "norm " << i;
       if (!full_rank) continue;
@@ -416,8 +418,8 @@ TEST(LinalgOracle, NormsPinvLstsqRank) {
   const Tensor x = Tensor::from_vector<double>({3, -4, 0, 12}, {2, 2});
   EXPECT_EQ(linalg::vector_norm(x).item_double(), 13.0);
   EXPECT_EQ(vals(linalg::vector_norm(x, 1, {-1})), (std::vector<double>{7, 12}));
-  EXPECT_EQ(linalg::vector_norm(x, INFINITY).item_double(), 12.0);
-  EXPECT_EQ(linalg::vector_norm(x, -INFINITY).item_double(), 0.0);
+  EXPECT_EQ(linalg::vector_norm(x, kInf).item_double(), 12.0);
+  EXPECT_EQ(linalg::vector_norm(x, -kInf).item_double(), 0.0);
   EXPECT_EQ(linalg::vector_norm(x, 0).item_double(), 3.0);
   EXPECT_NEAR(linalg::vector_norm(x, 3).item_double(), std::cbrt(27.0 + 64 + 1728), 1e-12);
   EXPECT_EQ(linalg::vector_norm(x, 2, {0}, true).shape(), (Shape{1, 2}));
@@ -514,7 +516,9 @@ TEST(LinalgErrors, BackendsWithoutKernels) {
 void check(const std::string& what, const test::VarFn& f, const std::vector<Tensor>& in,
            bool second) {
   EXPECT_EQ(test::gradcheck(f, in), "") << what;
-  if (second) EXPECT_EQ(test::gradgradcheck(f, in), "") << what;
+  if (second) {
+    EXPECT_EQ(test::gradgradcheck(f, in), "") << what;
+  }
 }
 
 // x + 4 I: diagonally dominant for entries in [-2, 2] at n = 3, so far from singular.
@@ -632,7 +636,7 @@ TEST(LinalgGrad, Svd) {
 
 TEST(LinalgGrad, NormsPinvLstsqCond) {
   const Tensor x = test::grad_input({2, 4, 3}, 17);
-  for (double ord : {2.0, 1.0, 3.0, INFINITY})
+  for (double ord : {2.0, 1.0, 3.0, kInf})
     check(
         "vector_norm " + std::to_string(ord),
         [ord](const std::vector<Var>& v) { return linalg::vector_norm(v[0], ord, {-1}); }, {x},
@@ -640,7 +644,7 @@ TEST(LinalgGrad, NormsPinvLstsqCond) {
   check(
       "matrix_norm fro", [](const std::vector<Var>& v) { return linalg::matrix_norm(v[0]); }, {x},
       true);
-  for (double ord : {2.0, -2.0, 1.0, -INFINITY})
+  for (double ord : {2.0, -2.0, 1.0, -kInf})
     check(
         "matrix_norm " + std::to_string(ord),
         [ord](const std::vector<Var>& v) { return linalg::matrix_norm(v[0], ord); }, {x}, false);
