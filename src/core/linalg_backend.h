@@ -24,7 +24,8 @@ enum class LinalgKernel : uint8_t {
   cholesky,
   // a [m, n] in place: L (unit diagonal, below) and U of P A = L U, partial pivoting;
   // pivots [batch, min(m, n)] I32, 1-based (row i was swapped with row pivots[i]); info[i] =
-  // k > 0: U[k-1, k-1] is exactly zero.
+  // k > 0: U[k-1, k-1] is exactly zero. with_perm: also perm [batch, m] I64, the rows of a
+  // in the order of P^T a (row i of P^T a is row perm[i] of a).
   lu_factor,
   // b [n, k] in place becomes A^-1 b from a = the lu_factor result [n, n] and its pivots.
   lu_solve,
@@ -48,9 +49,9 @@ struct LinalgCall {
   LinalgKernel kernel = LinalgKernel::cholesky;
   DType dtype = DType::F64;  // of every floating operand
   int64_t batch = 0, m = 0, n = 0, k = 0;
-  TensorRef a, b, q, r, w, u, vt, pivots, info;  // those the kernel uses; info I32 [batch]
+  TensorRef a, b, q, r, w, u, vt, pivots, perm, info;  // those the kernel uses; info I32 [batch]
   bool upper = false, left = true, unitriangular = false, complete = false, with_q = true,
-       with_vectors = true;
+       with_vectors = true, with_perm = false;
 };
 
 class LinalgKernels {

@@ -153,9 +153,11 @@ std::string where_in_batch(int64_t i, int64_t batch) {
 struct Factored {
   Tensor lu;  // [batch, n, m] column-major
   Tensor pivots, info;
+  Tensor perm;  // with_perm: [batch, m] I64
 };
 
-Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch) {
+Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch,
+                       bool with_perm = false) {
   LinalgKernels& ks = kernels_for(op, a, LinalgKernel::lu_factor);
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   Factored f;
@@ -171,6 +173,14 @@ Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch) {
   c.a = ref_of(f.lu);
   c.pivots = ref_of(f.pivots);
   c.info = ref_of(f.info);
+  if (with_perm) {
+    f.perm = arange(0, double(m), 1, DType::I64, a.device())
+                 .reshape(Shape{1, m})
+                 .broadcast_to(Shape{batch, m})
+                 .contiguous();
+    c.perm = ref_of(f.perm);
+    c.with_perm = true;
+  }
   if (batch * m * n > 0) ks.run(c);
   return f;
 }
@@ -249,24 +259,15 @@ Lu lu(const Tensor& a) {
   check_matrix(op, a, false);
   const Shape ls = lead(a, 2);
   const int64_t batch = batch_of(ls), m = a.size(-2), n = a.size(-1), k = std::min(m, n);
-  const Factored f = lu_factor_col(op, a, batch);
+  const Factored f = lu_factor_col(op, a, batch, /*with_perm=*/true);
   const Tensor packed = from_col_major(f.lu, ls);
   Lu r;
   r.L = tril(packed.narrow(-1, 0, k), -1) + eye(m, k, a.dtype(), a.device());
   r.U = triu(packed.narrow(-2, 0, k));
-  // perm[i]: the row of a that row i of Pᵀ a is, from applying the swaps in order. A short
-  // loop over the pivots on the host; P is then a comparison on the device.
-  const std::vector<int32_t> piv = f.pivots.to(Device::cpu()).to_vector<int32_t>();
-  std::vector<int64_t> perm(size_t(batch * m));
-  for (int64_t b = 0; b < batch; ++b) {
-    int64_t* p = perm.data() + b * m;
-    for (int64_t i = 0; i < m; ++i) p[i] = i;
-    for (int64_t i = 0; i < k; ++i) std::swap(p[i], p[piv[size_t(b * k + i)] - 1]);
-  }
   Shape s = ls;
   s.push_back(1);
   s.push_back(m);
-  const Tensor pt = Tensor::from_vector(perm, s).to(a.device());
+  const Tensor pt = f.perm.reshape(s);
   // P[r, c] = 1 where perm[c] = r, so that (Pᵀ a)[c] = a[perm[c]].
   const Tensor rows = arange(0, double(m), 1, DType::I64, a.device()).reshape(Shape{m, 1});
   r.P = eq(pt, rows).cast(a.dtype());

@@ -158,6 +158,11 @@ void lu_factor(const LinalgCall& c) {
   for_each_matrix(c.batch, c.m * c.n, [&](int64_t i) {
     getrf(&m, &n, a + i * c.m * c.n, &lda, piv + i * k, &info[i]);
     check_info("getrf", info[i]);
+    if (!c.with_perm) return;
+    // The swaps applied in order to the identity order of the rows.
+    int64_t* p = ptr<int64_t>(c.perm) + i * c.m;
+    for (int64_t r = 0; r < c.m; ++r) p[r] = r;
+    for (int64_t r = 0; r < k; ++r) std::swap(p[r], p[piv[i * k + r] - 1]);
   });
 }
 
