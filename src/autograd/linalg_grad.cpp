@@ -339,7 +339,7 @@ Var lstsq(const Var& a, const Var& b) {
   check_var(op, a);
   check_var(op, b);
   detail::check_lstsq(a.tensor(), b.tensor());
-  const bool vec = b.dim() == a.dim() - 1;
+  const bool vec = detail::solve_is_vector(a.tensor(), b.tensor());
   const Var x = detail::lstsq_of(a, vec ? unsqueeze(b, -1) : b);
   return vec ? squeeze(x, -1) : x;
 }

@@ -571,7 +571,7 @@ void check_lstsq(const Tensor& a, const Tensor& b) {
   constexpr std::string_view op = "linalg.lstsq";
   check_matrix(op, a, false);
   check_same_kind(op, a, b);
-  const bool vec = b.dim() == a.dim() - 1;
+  const bool vec = solve_is_vector(a, b);
   if (b.dim() < 1 || (vec ? b.size(-1) : b.dim() >= 2 ? b.size(-2) : -1) != a.size(-2))
     fail<ShapeMismatch>(op, "b ", shape_str(b.shape()), " does not fit a ", shape_str(a.shape()),
                         " (b is [.., m, k] or [.., m])");
@@ -647,7 +647,7 @@ Tensor lstsq(const Tensor& a, const Tensor& b) {
   constexpr std::string_view op = "linalg.lstsq";
   const OpScope scope(op);
   detail::check_lstsq(a, b);
-  const bool vec = b.dim() == a.dim() - 1;
+  const bool vec = detail::solve_is_vector(a, b);
   const Tensor x = detail::lstsq_of(a, vec ? b.unsqueeze(-1) : b);
   return vec ? x.squeeze(-1) : x;
 }
