@@ -496,6 +496,11 @@ TEST(LinalgErrors, SingularAndNotPositiveDefinite) {
     expect_error<InvalidArgument>([&] { linalg::inv(singular); }, "[linalg.inv]", "singular");
     expect_error<InvalidArgument>([&] { linalg::solve(singular, identity(2, t)); },
                                   "[linalg.solve]", "singular");
+    // A composite names itself, not the op it is built from.
+    expect_error<InvalidArgument>([&] { linalg::cond(singular, 1); }, "[linalg.cond]", "singular");
+    // The 2-norm condition of a singular matrix: its smallest singular value is zero up to
+    // the rounding of the SVD, about eps s_max.
+    EXPECT_GE(linalg::cond(singular).item_double(), 1.0 / (kC * 2 * eps_of(t)));
     const Tensor batch = stack({identity(2, t), -identity(2, t)}, 0);
     expect_error<InvalidArgument>([&] { linalg::cholesky(batch); }, "[linalg.cholesky]",
                                   "batch element 1");

@@ -105,8 +105,8 @@ Tensor matrix_norm(const Tensor& a, std::string_view ord = "fro", bool keepdim =
 // singular value).
 Tensor matrix_norm(const Tensor& a, double ord, bool keepdim = false);
 // cond_p(a) = ||a||_p ||a⁻¹||_p for square a; p 2 (the default) / -2 is s_max / s_min
-// (s_min / s_max) of any a and is inf for a singular one; the other p invert a (singular:
-// InvalidArgument).
+// (s_min / s_max) of any a (about 1 / eps for a singular one); the other p invert a
+// (singular: InvalidArgument).
 Tensor cond(const Tensor& a, double p = 2);
 Tensor cond(const Tensor& a, std::string_view p);
 // The pseudo-inverse [.., n, m] through the SVD; singular values below max(m, n) eps s_max

@@ -108,11 +108,12 @@ const char* kernel_name(LinalgKernel k) {
   return "?";
 }
 
-// The kernels for a's backend, or BackendLimitation naming op and the backend.
+// The kernels for a's backend, or BackendLimitation naming the op the user called (op
+// unless a composite such as cond or pinv is running) and the backend.
 LinalgKernels& kernels_for(std::string_view op, const Tensor& a, LinalgKernel k) {
   LinalgKernels* ks = linalg_kernels_for(a.device());
   if (ks == nullptr || !ks->supports(k, a.dtype()))
-    fail<BackendLimitation>(op, "the ", backend_for(a.device()).name(),
+    fail<BackendLimitation>(current_op(op), "the ", backend_for(a.device()).name(),
                             " backend has no linalg kernel (", kernel_name(k), ") for ", a.dtype());
   return *ks;
 }
@@ -199,8 +200,8 @@ void lu_solve_col(std::string_view op, const Tensor& a, const Factored& f, Tenso
                   int64_t batch) {
   int32_t v = 0;
   if (const int64_t i = first_failure(f.info, &v); i >= 0)
-    fail<InvalidArgument>(op, "the matrix is singular", where_in_batch(i, batch), ": U[", v - 1,
-                          ", ", v - 1, "] of its LU factorization is zero");
+    fail<InvalidArgument>(current_op(op), "the matrix is singular", where_in_batch(i, batch),
+                          ": U[", v - 1, ", ", v - 1, "] of its LU factorization is zero");
   LinalgKernels& ks = kernels_for(op, a, LinalgKernel::lu_solve);
   LinalgCall c;
   c.kernel = LinalgKernel::lu_solve;
@@ -236,8 +237,9 @@ Tensor cholesky(const Tensor& a, bool upper) {
   if (batch * n > 0) ks.run(c);
   int32_t v = 0;
   if (const int64_t i = first_failure(info, &v); i >= 0)
-    fail<InvalidArgument>(op, "the matrix is not positive-definite", where_in_batch(i, batch),
-                          ": its leading minor of order ", v, " is not positive");
+    fail<InvalidArgument>(current_op(op), "the matrix is not positive-definite",
+                          where_in_batch(i, batch), ": its leading minor of order ", v,
+                          " is not positive");
   const Tensor r = from_col_major(col, ls);
   return upper ? triu(r) : tril(r);
 }
@@ -439,8 +441,8 @@ Eigh eigh_impl(std::string_view op, const Tensor& a, bool with_vectors) {
   if (batch * n > 0) ks.run(c);
   int32_t v = 0;
   if (const int64_t i = first_failure(info, &v); i >= 0)
-    fail<InvalidArgument>(op, "the eigenvalue iteration did not converge", where_in_batch(i, batch),
-                          " (the input may hold NaN or infinity)");
+    fail<InvalidArgument>(current_op(op), "the eigenvalue iteration did not converge",
+                          where_in_batch(i, batch), " (the input may hold NaN or infinity)");
   Shape ws = ls;
   ws.push_back(n);
   Eigh r;
@@ -486,7 +488,7 @@ Svd svd_impl(std::string_view op, const Tensor& a, bool with_vectors, bool full)
   }
   int32_t v = 0;
   if (const int64_t i = first_failure(info, &v); i >= 0)
-    fail<InvalidArgument>(op, "the SVD did not converge", where_in_batch(i, batch),
+    fail<InvalidArgument>(current_op(op), "the SVD did not converge", where_in_batch(i, batch),
                           " (the input may hold NaN or infinity)");
   Shape ss = ls;
   ss.push_back(k);
