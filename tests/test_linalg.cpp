@@ -253,6 +253,30 @@ TEST(Linalg, InvSolveAndTriangular) {
     }
 }
 
+TEST(Linalg, ViewsInAndInputsUntouched) {
+  // Transposed views, whose transpose is already contiguous (the layout the kernels take):
+  // the kernels must work on a copy, leaving the caller's storage as it was.
+  const Tensor x = random_matrix(Shape{2, 6, 6}, DType::F64, 90);
+  const Tensor spd = (matmul(x, mT(x)) + identity(6, DType::F64) * 6.0).contiguous();
+  const Tensor view = mT(spd), before = spd.clone();
+  const double tol = kC * 6 * eps_of(DType::F64);
+  const Tensor l = linalg::cholesky(view);
+  EXPECT_LE(rel_err(matmul(l, mT(l)), spd), tol);
+  EXPECT_EQ(rel_err(spd, before), 0.0);
+  const Tensor gv = mT(x), g_before = x.clone();
+  (void)linalg::lu(gv);
+  (void)linalg::qr(gv);
+  (void)linalg::svd(gv);
+  (void)linalg::eigh(view);
+  (void)linalg::inv(gv);
+  (void)linalg::solve(gv, gv);
+  (void)linalg::solve_triangular(gv, gv, /*upper=*/true);
+  EXPECT_EQ(rel_err(x, g_before), 0.0);
+  EXPECT_EQ(rel_err(spd, before), 0.0);
+  const linalg::Qr f = linalg::qr(gv);
+  EXPECT_LE(rel_err(matmul(f.Q, f.R), gv), tol);
+}
+
 TEST(Linalg, SolveBroadcastsBatchDims) {
   const Tensor a = random_matrix(Shape{2, 1, 4, 4}, DType::F64, 70);
   const Tensor b = random_matrix(Shape{3, 4, 2}, DType::F64, 71);
