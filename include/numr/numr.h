@@ -12,6 +12,7 @@
 #include "numr/half.h"
 #include "numr/indexing.h"
 #include "numr/io.h"
+#include "numr/linalg.h"
 #include "numr/losses.h"
 #include "numr/norm.h"
 #include "numr/op_info.h"

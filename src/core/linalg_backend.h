@@ -1,0 +1,70 @@
+// The optional linear-algebra family: the per-matrix factorizations and solves that the
+// front ends of numr::linalg (src/ops/linalg.cpp) build every other op from. It sits beside
+// Backend in a table of its own (linalg_kernels_for), so a backend gains it by adding one
+// row; a backend without a row has no linalg kernels, and the front ends refuse it with
+// BackendLimitation naming the op and the backend (there is no composition to fall back to,
+// and no silent trip through the host).
+//
+// Every matrix in a LinalgCall is column-major (Fortran order, as LAPACK and cuSOLVER take
+// it), contiguous, and the batch elements follow one another: matrix i of a [rows, cols]
+// operand starts at element i * rows * cols. The front ends make that layout with
+// transpose + contiguous and read the results back the same way.
+#pragma once
+
+#include <cstdint>
+
+#include "core/backend.h"
+
+namespace numr {
+
+enum class LinalgKernel : uint8_t {
+  // a [n, n] in place: its `upper` (else lower) triangle becomes the Cholesky factor; the
+  // other triangle is left as it was. info[i] = k > 0: the leading minor of order k of
+  // matrix i is not positive-definite.
+  cholesky,
+  // a [m, n] in place: L (unit diagonal, below) and U of P A = L U, partial pivoting;
+  // pivots [batch, min(m, n)] I32, 1-based (row i was swapped with row pivots[i]); info[i] =
+  // k > 0: U[k-1, k-1] is exactly zero. with_perm: also perm [batch, m] I64, the rows of a
+  // in the order of P^T a (row i of P^T a is row perm[i] of a).
+  lu_factor,
+  // b [n, k] in place becomes A^-1 b from a = the lu_factor result [n, n] and its pivots.
+  lu_solve,
+  // b in place becomes A^-1 b (left: b [n, k]) or b A^-1 (else: b [k, n]) where A is the
+  // `upper` (else lower) triangle of a [n, n], with ones on the diagonal if unitriangular.
+  triangular_solve,
+  // a [m, n] (destroyed); q [m, q_cols] (q_cols = m if complete, else min(m, n)), unless
+  // !with_q; r [r_rows, n] (r_rows = q_cols): the upper trapezoid of R, zeros below.
+  qr,
+  // a [n, n] symmetric, its `upper` (else lower) triangle read; w [batch, n] ascending;
+  // with_vectors: a is overwritten by the orthonormal eigenvectors (column j with w[j]).
+  // info[i] > 0: the iteration did not converge.
+  eigh,
+  // a [m, n] (destroyed); s [batch, min(m, n)] descending; with_vectors: u [m, u_cols] and
+  // vt [vt_rows, n] (u_cols = vt_rows = min(m, n), or m and n when complete). info[i] > 0:
+  // no convergence.
+  svd,
+};
+
+struct LinalgCall {
+  LinalgKernel kernel = LinalgKernel::cholesky;
+  DType dtype = DType::F64;  // of every floating operand
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+  TensorRef a, b, q, r, w, u, vt, pivots, perm, info;  // those the kernel uses; info I32 [batch]
+  bool upper = false, left = true, unitriangular = false, complete = false, with_q = true,
+       with_vectors = true, with_perm = false;
+};
+
+class LinalgKernels {
+ public:
+  virtual ~LinalgKernels() = default;
+  virtual bool supports(LinalgKernel kernel, DType t) const = 0;
+  virtual void run(const LinalgCall& call) = 0;
+};
+
+// The linalg kernels of the backend on `device`, or nullptr where it has none.
+LinalgKernels* linalg_kernels_for(Device device);
+
+// The CPU's (LAPACK through OpenBLAS), src/backends/cpu/linalg.cpp.
+LinalgKernels& cpu_linalg_kernels();
+
+}  // namespace numr

@@ -1,0 +1,41 @@
+// Helpers the linalg front ends (linalg.cpp) share with their Var forms (linalg_grad.cpp).
+#pragma once
+
+#include <string_view>
+
+#include "numr/linalg.h"
+
+namespace numr::linalg::detail {
+
+// t's dims but the last `trailing`.
+Shape lead(const Tensor& t, int64_t trailing);
+// b defined, of a's dtype and on a's device.
+void check_same_kind(std::string_view op, const Tensor& a, const Tensor& b);
+// Throws unless a is a defined F32/F64 tensor of at least 2 dims (square when asked).
+void check_matrix(std::string_view op, const Tensor& a, bool square);
+// a [.., n, n] and b [.., n, k] (left) or [.., k, n] as solve_triangular takes them.
+void check_triangular_operands(const Tensor& a, const Tensor& b, bool left);
+// b is a vector right-hand side of solve for a (see solve in numr/linalg.h).
+bool solve_is_vector(const Tensor& a, const Tensor& b);
+// The batch shape that a [.., n, n] and b [.., n, k] broadcast to, checked.
+Shape solve_batch(std::string_view op, const Tensor& a, const Tensor& b);
+// The diagonal of each matrix, [.., n] from [.., n, n] (any backend: a masked sum).
+Tensor diagonal(const Tensor& a);
+// a and b matrices (dims >= 2) of one dtype and device, batch dims broadcasting.
+void check_kron(const Tensor& a, const Tensor& b);
+// x defined and of a floating dtype.
+void check_floating(std::string_view op, const Tensor& x);
+// A numeric matrix_norm / cond order, or a named one.
+void check_norm_ord(std::string_view op, double ord);
+void check_norm_name(std::string_view op, std::string_view ord);
+// a [.., m, n] and b [.., m, k] or [.., m] for lstsq.
+void check_lstsq(const Tensor& a, const Tensor& b);
+// max(m, n) eps of a's dtype: pinv's and matrix_rank's relative cutoff.
+double default_rtol(const Tensor& a);
+// matrix_exp's scaling: the number of squarings s and the Taylor degree for a.
+struct ExpPlan {
+  int squarings = 0, degree = 0;
+};
+ExpPlan matrix_exp_plan(const Tensor& a);
+
+}  // namespace numr::linalg::detail
