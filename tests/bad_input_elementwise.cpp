@@ -1,5 +1,7 @@
 // Bad input to the elementwise ops (unary, binary, scalar, compare, logical, ternary,
 // fused gates, where_cond, clamp) and to the operators.
+#include <cmath>
+
 #include "bad_input_table.h"
 
 namespace numr::bad_input {
@@ -94,6 +96,15 @@ std::vector<Case> elementwise_cases() {
        NUMR_THROWS(UnsupportedDType, "div_scalar")},
       {"pow_scalar_undefined", [u] { pow_scalar(u, 2.0); },
        NUMR_THROWS(InvalidArgument, "pow_scalar")},
+      {"polygamma_negative_n", [] { polygamma(-1, f32({2})); },
+       NUMR_THROWS(InvalidArgument, "polygamma")},
+      {"polygamma_fractional_n", [] { polygamma(f32({2}), 1.5); },
+       NUMR_THROWS(InvalidArgument, "polygamma")},
+      {"polygamma_nan_n", [] { polygamma(f32({2}), std::nan("")); },
+       NUMR_THROWS(InvalidArgument, "polygamma")},
+      {"lgamma_i64", [] { lgamma(t_of(D::I64, {3})); }, NUMR_THROWS(UnsupportedDType, "lgamma")},
+      {"zeta_mixed_dtypes", [] { zeta(f32({2}), t_of(D::F64, {2})); },
+       NUMR_THROWS(DTypeMismatch, "zeta")},
       {"add_scalar_bool", [] { add_scalar(t_of(D::Bool, {2}), 1.0); },
        NUMR_THROWS(UnsupportedDType, "add_scalar")},
       {"op_times_fraction_i32", [] { (void)(t_of(D::I32, {2}) * 0.5); },

@@ -22,6 +22,9 @@ Tensor smooth_input(OpId op, const Shape& shape, uint64_t seed) {
     case OpId::erfinv: lo = -0.8; hi = 0.8; break;
     case OpId::tan: lo = -1.2; hi = 1.2; break;
     case OpId::recip: case OpId::cbrt: lo = 0.4; hi = 2.0; break;
+    case OpId::logit: lo = 0.1; hi = 0.9; break;
+    case OpId::lgamma: case OpId::digamma: case OpId::gamma: case OpId::polygamma:
+    case OpId::beta: case OpId::xlogy: lo = 0.3; hi = 3.0; break;
     default: break;
   }
   std::mt19937_64 rng(seed);
@@ -50,7 +53,7 @@ Var call(OpId op, const std::vector<Var>& x) {
 #define NUMR_TERNARY(name, d, g) \
   case OpId::name: return name(x[0], x[1], x[2]);
 #define NUMR_SCALAR(name, d, g) \
-  case OpId::name: return name(x[0], 1.7);
+  case OpId::name: return name(x[0], OpId::name == OpId::polygamma ? 2.0 : 1.7);
 #define NUMR_ACTIVATION(name, d, g) \
   case OpId::name: return name(x[0]);
 #define NUMR_ACTIVATION_P(name, p, v, d, g) \

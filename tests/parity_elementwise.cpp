@@ -24,6 +24,12 @@ InputSpec domain_of(OpId op) {
     case OpId::exp: case OpId::exp2: case OpId::expm1: case OpId::sinh: case OpId::cosh:
       s.lo = -8; s.hi = 8; break;
     case OpId::erf: case OpId::erfc: s.lo = -4; s.hi = 6; break;
+    case OpId::logit: s.lo = 0.01; s.hi = 0.99; break;
+    case OpId::lgamma: case OpId::gamma: s.lo = -2.5; s.hi = 6; break;
+    case OpId::digamma: case OpId::polygamma: s.lo = 0.05; s.hi = 6; break;
+    case OpId::beta: s.lo = 0.1; s.hi = 5; break;
+    case OpId::zeta: s.lo = 1.2; s.hi = 5; break;
+    case OpId::xlogy: s.lo = -2; s.hi = 4; break;
     case OpId::pow: case OpId::pow_scalar: s.lo = 0.1; s.hi = 3; break;
     case OpId::floor: case OpId::ceil: case OpId::round: case OpId::trunc:
       s.lo = -6; s.hi = 6; break;
@@ -113,6 +119,7 @@ double scalar_for(OpId op, DType t) {
     case OpId::leaky_relu: return 0.1;
     case OpId::elu: return 1.3;
     case OpId::pow_scalar: return 1.7;
+    case OpId::polygamma: return 2;  // n, a non-negative integer
     default: return 1.5;
   }
 }

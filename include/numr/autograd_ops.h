@@ -30,6 +30,8 @@ class Var;
 #include "numr/op_table.def"
 Var where_cond(const Var& cond, const Var& x, const Var& y);
 Var clamp(const Var& x, std::optional<double> lo, std::optional<double> hi);
+// polygamma(n, x), the same as polygamma(x, n).
+Var polygamma(int64_t n, const Var& x);
 
 Var operator+(const Var& a, const Var& b);
 Var operator-(const Var& a, const Var& b);

@@ -32,6 +32,9 @@ namespace numr {
   Tensor name(const Tensor& a, const Tensor& b, const Tensor& c);
 #define NUMR_SCALAR(name, dtypes, grad) Tensor name(const Tensor& x, double s);
 #include "numr/op_table.def"
+// polygamma(n, x): the n-th derivative of digamma at x (n >= 0), as torch.special.polygamma;
+// the same as the table's polygamma(x, n).
+Tensor polygamma(int64_t n, const Tensor& x);
 
 // ---- fused gates (op_table.def: ActMul, ActBwd, ActMulBwd) ----
 // act_mul(a, b) = act(a) * b in one pass; a and b broadcast.

@@ -8,6 +8,7 @@
 #include "math/libm/erf.h"
 #include "math/namespace.h"
 #include "math/scalar_double.h"
+#include "math/special.h"
 
 namespace numr::math::inline NUMR_MATH_ISA {
 

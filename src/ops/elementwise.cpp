@@ -96,6 +96,8 @@ Tensor scalar_op(OpId op, const Tensor& x, double s) {
   ops::check_defined(op_name(op), x);
   ops::check_dtype(op, x.dtype());
   ops::check_scalar_fits(op_name(op), s, x.dtype());
+  if (op == OpId::polygamma && !(s >= 0 && s == std::floor(s)))
+    fail<InvalidArgument>("polygamma", "n must be a non-negative integer, got ", s);
   return unary(op, x, x.dtype(), s);
 }
 
@@ -118,6 +120,8 @@ Tensor scalar_op(OpId op, const Tensor& x, double s) {
 #define NUMR_SCALAR(name, dtypes, grad) \
   Tensor name(const Tensor& x, double s) { return scalar_op(OpId::name, x, s); }
 #include "numr/op_table.def"
+
+Tensor polygamma(int64_t n, const Tensor& x) { return polygamma(x, double(n)); }
 
 #define NUMR_ACT_MUL(name, dtypes, grad) \
   Tensor name(const Tensor& a, const Tensor& b) { return nary(OpId::name, {&a, &b}, false); }

@@ -1,0 +1,164 @@
+// The special functions (src/math/special.h) against mpmath and SciPy
+// (tests/data/special_oracle.inc, from scripts/special_table.py): the ops on the CPU in F64
+// and F32, and the float64 reference formula itself, each within a stated bound in units
+// in the last place of the dtype; the values at poles and edges exactly. Then what the
+// table-driven parity and gradient tests do not reach: polygamma(n, x), zeta's one-sided
+// gradient, second derivatives made of these ops.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "math/elementwise.h"
+#include "numr/numr.h"
+#include "support/gradcheck.h"
+
+namespace numr::test {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct OracleRow {
+  const char* fn;
+  double a, b;
+  long double value;
+};
+const OracleRow kOracle[] = {
+#include "data/special_oracle.inc"
+};
+
+Tensor apply(const std::string& fn, const Tensor& a, const Tensor& b) {
+  if (fn == "expit") return expit(a);
+  if (fn == "logit") return logit(a);
+  if (fn == "sinc") return sinc(a);
+  if (fn == "lgamma") return lgamma(a);
+  if (fn == "digamma") return digamma(a);
+  if (fn == "gamma") return gamma(a);
+  if (fn == "xlogy") return xlogy(a, b);
+  if (fn == "beta") return beta(a, b);
+  if (fn == "zeta") return zeta(a, b);
+  throw std::logic_error("no op " + fn);
+}
+
+double reference(const std::string& fn, double a, double b) {
+  if (fn == "expit") return math::expit(a);
+  if (fn == "logit") return math::logit(a);
+  if (fn == "sinc") return math::sinc(a);
+  if (fn == "lgamma") return math::lgamma(a);
+  if (fn == "digamma") return math::digamma(a);
+  if (fn == "gamma") return math::gamma(a);
+  if (fn == "polygamma") return math::polygamma(b, a);
+  if (fn == "xlogy") return math::xlogy(a, b);
+  if (fn == "beta") return math::beta(a, b);
+  return math::zeta(a, b);
+}
+
+// |got - want| in units in the last place of want in a format with `digits` significand
+// bits and smallest normal exponent min_exp (below it, the subnormal spacing). NaN and inf
+// must match exactly (1e9 otherwise); want is rounded to the format first, so a value past
+// its largest finite number is expected as inf.
+double ulp_error(double got, long double want, int digits, int min_exp, bool as_float) {
+  const long double w = as_float ? static_cast<long double>(static_cast<float>(want)) : want;
+  if (std::isnan(w) || std::isnan(got)) return std::isnan(w) && std::isnan(got) ? 0.0 : 1e9;
+  if (std::isinf(w) || std::isinf(got)) return got == w ? 0.0 : 1e9;
+  const long double a = std::fabs(want);
+  const int e = a == 0 ? min_exp : std::max(std::ilogb(a), min_exp);
+  return static_cast<double>(std::fabs(got - want) / std::ldexp(1.0L, e - (digits - 1)));
+}
+
+struct Bound {
+  double f64, f32;  // ulp
+};
+// The measured maxima over the table, rounded up (the F32 op runs the formula in float).
+const std::map<std::string, Bound> kBounds = {
+    {"expit", {1.5, 0.5}},     {"logit", {1.0, 1.0}},   {"sinc", {1.0, 1.0}},
+    {"lgamma", {2.0, 3.0}},    {"digamma", {7.5, 8.5}}, {"gamma", {3.0, 1.5}},
+    {"polygamma", {3.5, 4.5}}, {"xlogy", {0.5, 0.5}},   {"beta", {2.5, 325}},
+    {"zeta", {31, 26}},
+};
+
+TEST(SpecialFunctions, MatchesMpmathTable) {
+  std::map<std::string, std::vector<const OracleRow*>> by_fn;
+  for (const OracleRow& r : kOracle) by_fn[r.fn].push_back(&r);
+  ASSERT_EQ(by_fn.size(), kBounds.size());
+  for (const auto& [fn, rows] : by_fn) {
+    std::vector<double> a, b;
+    for (const OracleRow* r : rows) a.push_back(r->a), b.push_back(r->b);
+    const Shape shape{int64_t(rows.size())};
+    const Bound bound = kBounds.at(fn);
+    double worst_ref = 0;
+    for (const OracleRow* r : rows)
+      worst_ref =
+          std::max(worst_ref, ulp_error(reference(fn, r->a, r->b), r->value, 53, -1022, false));
+    EXPECT_LE(worst_ref, bound.f64) << fn << " (float64 reference)";
+    std::printf("%-9s reference max %.2f ulp\n", fn.c_str(), worst_ref);
+    for (const DType t : {DType::F64, DType::F32}) {
+      const bool f32 = t == DType::F32;
+      const Tensor ta = Tensor::from_vector(a, shape).cast(t);
+      const Tensor tb = Tensor::from_vector(b, shape).cast(t);
+      Tensor got;
+      if (fn == "polygamma") {
+        // One call per n: n is a scalar argument.
+        std::vector<double> out;
+        for (size_t i = 0; i < rows.size(); ++i)
+          out.push_back(polygamma(int64_t(a[i]), tb.narrow(0, int64_t(i), 1))
+                            .cast(DType::F64)
+                            .to_vector<double>()[0]);
+        got = Tensor::from_vector(out, shape);
+      } else {
+        got = apply(fn, ta, tb).cast(DType::F64);
+      }
+      const std::vector<double> g = got.to_vector<double>();
+      double worst = 0, at_a = 0, at_b = 0;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const double e = ulp_error(g[i], rows[i]->value, f32 ? 24 : 53, f32 ? -126 : -1022, f32);
+        EXPECT_LE(e, f32 ? bound.f32 : bound.f64)
+            << fn << "(" << a[i] << ", " << b[i] << ") in " << dtype_name(t) << " = " << g[i]
+            << ", want " << static_cast<double>(rows[i]->value);
+        if (e > worst) worst = e, at_a = a[i], at_b = b[i];
+      }
+      std::printf("%-9s %s max %.2f ulp at (%g, %g)\n", fn.c_str(), f32 ? "F32" : "F64", worst,
+                  at_a, at_b);
+    }
+  }
+}
+
+TEST(SpecialFunctions, PolygammaForms) {
+  const Tensor x = Tensor::from_vector<double>({0.3, 1.7, 4.0, -0.5}, {4});
+  EXPECT_EQ(polygamma(1, x).to_vector<double>(), polygamma(x, 1.0).to_vector<double>());
+  EXPECT_EQ(polygamma(0, x).to_vector<double>(), digamma(x).to_vector<double>());
+}
+
+// Second derivatives made of the same ops: lgamma'' = polygamma(1, .), digamma'' =
+// polygamma(2, .), and zeta's derivative in q, where d/dx raises.
+TEST(SpecialFunctions, HigherDerivatives) {
+  const Tensor x0 = Tensor::from_vector<double>({0.4, 1.3, 2.9, 7.5}, {4});
+  Var x(x0, true);
+  const VarGradients g1 = backward(sum(lgamma(x)), {.create_graph = true});
+  const Gradients g2 = backward(sum(g1[x]));
+  const std::vector<double> want = polygamma(1, x0).to_vector<double>();
+  const std::vector<double> got = g2[x].to_vector<double>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12 * std::fabs(want[i]));
+
+  const Tensor s0 = Tensor::from_vector<double>({2.0, 3.5}, {2});
+  const Tensor q0 = Tensor::from_vector<double>({0.7, 2.0}, {2});
+  Var q(q0, true);
+  const std::vector<double> dq = backward(sum(zeta(Var(s0, false), q)))[q].to_vector<double>();
+  const std::vector<double> z1 = zeta(s0 + 1.0, q0).to_vector<double>();
+  const std::vector<double> s = s0.to_vector<double>();
+  for (size_t i = 0; i < dq.size(); ++i)
+    EXPECT_NEAR(dq[i], -s[i] * z1[i], 1e-13 * std::fabs(dq[i]));
+  Var s_var(s0, true);
+  EXPECT_THROW((void)backward(sum(zeta(s_var, Var(q0, false)))), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace numr::test
