@@ -341,6 +341,46 @@ void run_families(const Options& o, Device dev) {
   }
 }
 
+// Scientific computing: special functions, complex arithmetic, statistics, FFT and linear
+// algebra (the last two run on the CPU only for now; on a GPU those cases report errors).
+void run_science(const Options& o, Device dev) {
+  Generator gen(4);
+  const int64_t n = int64_t(16) << 20;
+  {
+    Tensor x = add_scalar(rand({n}, DType::F32, dev, gen), 0.5);
+    report(o, dev, "lgamma_f32_16M", [&] { (void)lgamma(x); });
+    report(o, dev, "digamma_f32_16M", [&] { (void)digamma(x); });
+    report(o, dev, "expit_f32_16M", [&] { (void)expit(x); });
+    Tensor a = complex(randn({n}, DType::F32, dev, gen), randn({n}, DType::F32, dev, gen));
+    Tensor b = complex(randn({n}, DType::F32, dev, gen), randn({n}, DType::F32, dev, gen));
+    report(o, dev, "complex_mul_c64_16M", [&] { (void)(a * b); });
+    report(o, dev, "complex_abs_c64_16M", [&] { (void)abs(a); });
+    Tensor m = a.narrow(0, 0, 1 << 20).view({1024, 1024});
+    report(o, dev, "complex_matmul_c64_1024", [&] { (void)matmul(m, m); });
+    report(o, dev, "fft_c64_1M", [&] { (void)fft::fft(a.narrow(0, 0, 1 << 20)); });
+    report(o, dev, "fft_c64_prime_1000003", [&] { (void)fft::fft(a.narrow(0, 0, 1000003)); });
+    Tensor rows = randn({1024, 4096}, DType::F32, dev, gen);
+    report(o, dev, "rfft_f32_1024x4096", [&] { (void)fft::rfft(rows); });
+    report(o, dev, "quantile_f32_1024x4096_dim1", [&] { (void)quantile(rows, {0.1, 0.5, 0.9}, 1); });
+    Tensor flat = randn({n}, DType::F32, dev, gen);
+    report(o, dev, "histogram_f32_16M_100", [&] { (void)histogram(flat, 100, std::pair{-4.0, 4.0}); });
+    Tensor vars = randn({256, 65536}, DType::F32, dev, gen);
+    report(o, dev, "cov_f32_256x65536", [&] { (void)cov(vars); });
+  }
+  {
+    Tensor small = add(randn({4096, 8, 8}, DType::F64, dev, gen),
+                       mul_scalar(eye(8, std::nullopt, DType::F64, dev), 8.0));
+    Tensor rhs = randn({4096, 8, 1}, DType::F64, dev, gen);
+    report(o, dev, "linalg_solve_f64_4096x8x8", [&] { (void)linalg::solve(small, rhs); });
+    Tensor big = add(randn({1024, 1024}, DType::F64, dev, gen),
+                     mul_scalar(eye(1024, std::nullopt, DType::F64, dev), 64.0));
+    report(o, dev, "linalg_inv_f64_1024", [&] { (void)linalg::inv(big); });
+    Tensor sym = add(big, big.transpose(0, 1));
+    report(o, dev, "linalg_eigh_f64_1024", [&] { (void)linalg::eigh(sym); });
+    report(o, dev, "linalg_svd_f64_1024", [&] { (void)linalg::svd(big, false); });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -368,6 +408,7 @@ int main(int argc, char** argv) {
   try {
     run(o, parse_device(device));
     run_families(o, parse_device(device));
+    run_science(o, parse_device(device));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "numr_gpu_bench: %s\n", e.what());
     return 1;

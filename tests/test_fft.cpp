@@ -11,6 +11,7 @@
 #include "io_test_util.h"
 #include "numr/numr.h"
 #include "support/gradcheck.h"
+#include "support/harness.h"
 
 namespace numr {
 namespace {

@@ -287,6 +287,48 @@ def family_cases():
     yield "one_hot_i64_65536x1000", lambda labels=labels: F.one_hot(labels, 1000)
 
 
+def science_cases():
+    """Scientific computing (numr_gpu_bench's run_science, the same names)."""
+    dev = DEVICE
+    g = torch.Generator(device=dev).manual_seed(4)
+    n = 16 << 20
+
+    def rnd(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device=dev, generator=g, dtype=dtype)
+
+    x = torch.rand(n, device=dev, generator=g) + 0.5
+    yield "lgamma_f32_16M", lambda: torch.lgamma(x)
+    yield "digamma_f32_16M", lambda: torch.digamma(x)
+    yield "expit_f32_16M", lambda: torch.special.expit(x)
+    a = torch.complex(rnd(n), rnd(n))
+    b = torch.complex(rnd(n), rnd(n))
+    yield "complex_mul_c64_16M", lambda: a * b
+    yield "complex_abs_c64_16M", lambda: torch.abs(a)
+    m = a[: 1 << 20].view(1024, 1024)
+    yield "complex_matmul_c64_1024", lambda: m @ m
+    yield "fft_c64_1M", lambda: torch.fft.fft(a[: 1 << 20])
+    yield "fft_c64_prime_1000003", lambda: torch.fft.fft(a[:1000003])
+    rows = rnd(1024, 4096)
+    yield "rfft_f32_1024x4096", lambda: torch.fft.rfft(rows)
+    q = torch.tensor([0.1, 0.5, 0.9], device=dev)
+    yield "quantile_f32_1024x4096_dim1", lambda: torch.quantile(rows, q, dim=1)
+    flat = rnd(n)
+    if dev == "cpu":  # torch.histogram has no CUDA kernel; histc is its GPU counterpart
+        yield "histogram_f32_16M_100", lambda: torch.histogram(flat, 100, range=(-4.0, 4.0))
+    else:
+        yield "histogram_f32_16M_100", lambda: torch.histc(flat, 100, -4.0, 4.0)
+    vars_ = rnd(256, 65536)
+    yield "cov_f32_256x65536", lambda: torch.cov(vars_)
+    small = rnd(4096, 8, 8, dtype=torch.float64) + 8 * torch.eye(8, dtype=torch.float64, device=dev)
+    rhs = rnd(4096, 8, 1, dtype=torch.float64)
+    yield "linalg_solve_f64_4096x8x8", lambda: torch.linalg.solve(small, rhs)
+    big = rnd(1024, 1024, dtype=torch.float64) + 64 * torch.eye(1024, dtype=torch.float64, device=dev)
+    yield "linalg_inv_f64_1024", lambda: torch.linalg.inv(big)
+    sym = big + big.T
+    yield "linalg_eigh_f64_1024", lambda: torch.linalg.eigh(sym)
+    yield "linalg_svd_f64_1024", lambda: torch.linalg.svd(big, full_matrices=False)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=20)
@@ -301,7 +343,7 @@ def main():
         f"cpu ({torch.get_num_threads()} threads)"
     print(json.dumps({"device": name, "torch": torch.__version__}), flush=True)
     wanted = [w for w in args.only.split(",") if w]
-    for item in itertools.chain(cases(), family_cases()):
+    for item in itertools.chain(cases(), family_cases(), science_cases()):
         group = item if isinstance(item, Group) else [item]
         group = [(name, fn) for name, fn in group
                  if not wanted or any(w in name for w in wanted)]

@@ -10,7 +10,7 @@ using Grads = std::vector<Var>;
 
 Var c2c(const Var& z, int64_t dim, bool forward, double scale) {
   return record(forward ? "fft" : "ifft", c2c(z.tensor(), dim, forward, scale), {z},
-                [dim, forward, scale](const Var& g, const autograd::Node&) -> Grads {
+                [dim, forward, scale](const Var& g, const Node&) -> Grads {
                   return {c2c(g, dim, !forward, scale)};
                 });
 }
@@ -20,7 +20,7 @@ Var c2c(const Var& z, int64_t dim, bool forward, double scale) {
 Var r2c(const Var& x, int64_t dim, double scale) {
   const int64_t n = x.shape()[size_t(dim)];
   return record("rfft", r2c(x.tensor(), dim, scale), {x},
-                [dim, n, scale](const Var& g, const autograd::Node&) -> Grads {
+                [dim, n, scale](const Var& g, const Node&) -> Grads {
                   return {real(c2c(resized("rfft", g, dim, n), dim, false, scale))};
                 });
 }
@@ -30,7 +30,7 @@ Var r2c(const Var& x, int64_t dim, double scale) {
 Var c2r(const Var& z, int64_t dim, int64_t n, double scale) {
   const int64_t m = n / 2 + 1;
   return record("irfft", c2r(z.tensor(), dim, n, scale), {z},
-                [dim, n, m, scale](const Var& g, const autograd::Node& node) -> Grads {
+                [dim, n, m, scale](const Var& g, const Node& node) -> Grads {
                   const Var& in = node.input(0);
                   std::vector<double> w(size_t(m), 2.0);
                   w[0] = 1.0;
