@@ -301,14 +301,25 @@ HistogramResult histogram(const Tensor& x, int64_t bins,
   const DType t = x.dtype();
   const Tensor edges = linspace(lo, hi, bins + 1, t, x.device());
   const Tensor flat = x.reshape({x.numel()});
-  // Bin i holds [edge_i, edge_i+1): the count of edges <= v, less one; hi joins the last.
   const Tensor e_lo = edges.narrow(0, 0, 1), e_hi = edges.narrow(0, bins, 1);
-  const Tensor inside = logical_and(ge(flat, e_lo), le(flat, e_hi));
-  Tensor bin = sub_scalar(searchsorted(edges, flat, true), 1.0);
-  bin = where_cond(inside, clamp(bin, 0.0, double(bins - 1)), zeros({}, DType::I64, x.device()));
-  Tensor w = inside.cast(compute_dtype(t) == DType::F64 ? DType::F64 : DType::F32);
-  if (weights) w = w * weights->reshape({x.numel()}).cast(w.dtype());
-  Tensor counts = bincount(bin, w, bins);
+  const DType acc = compute_dtype(t) == DType::F64 ? DType::F64 : DType::F32;
+  Tensor counts;
+  if (!weights) {
+    // Counts from one sort: bin i holds the values below edge i+1 (at or below hi for the
+    // last) less those below edge i. NaN sorts last, past hi.
+    const Tensor sorted = sort(flat, 0).values;
+    const Tensor below = cat({searchsorted(sorted, edges.narrow(0, 0, bins)),
+                              searchsorted(sorted, e_hi, true)},
+                             0);
+    counts = (below.narrow(0, 1, bins) - below.narrow(0, 0, bins)).cast(acc);
+  } else {
+    // Bin i holds [edge_i, edge_i+1): the count of edges <= v, less one; hi joins the last.
+    const Tensor inside = logical_and(ge(flat, e_lo), le(flat, e_hi));
+    Tensor bin = sub_scalar(searchsorted(edges, flat, true), 1.0);
+    bin = where_cond(inside, clamp(bin, 0.0, double(bins - 1)), zeros({}, DType::I64, x.device()));
+    const Tensor w = inside.cast(acc) * weights->reshape({x.numel()}).cast(acc);
+    counts = bincount(bin, w, bins);
+  }
   if (density) {
     const Tensor total = sum(counts);
     counts = counts / (total * ((hi - lo) / double(bins)));
