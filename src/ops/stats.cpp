@@ -304,9 +304,10 @@ HistogramResult histogram(const Tensor& x, int64_t bins,
   const Tensor e_lo = edges.narrow(0, 0, 1), e_hi = edges.narrow(0, bins, 1);
   const DType acc = compute_dtype(t) == DType::F64 ? DType::F64 : DType::F32;
   Tensor counts;
-  if (!weights) {
+  if (!weights && !x.device().is_cpu()) {
     // Counts from one sort: bin i holds the values below edge i+1 (at or below hi for the
-    // last) less those below edge i. NaN sorts last, past hi.
+    // last) less those below edge i. NaN sorts last, past hi. GPUs sort fast but serialise
+    // a deterministic scatter into a few bins; the CPU is the other way round.
     const Tensor sorted = sort(flat, 0).values;
     const Tensor below = cat({searchsorted(sorted, edges.narrow(0, 0, bins)),
                               searchsorted(sorted, e_hi, true)},
@@ -317,7 +318,8 @@ HistogramResult histogram(const Tensor& x, int64_t bins,
     const Tensor inside = logical_and(ge(flat, e_lo), le(flat, e_hi));
     Tensor bin = sub_scalar(searchsorted(edges, flat, true), 1.0);
     bin = where_cond(inside, clamp(bin, 0.0, double(bins - 1)), zeros({}, DType::I64, x.device()));
-    const Tensor w = inside.cast(acc) * weights->reshape({x.numel()}).cast(acc);
+    Tensor w = inside.cast(acc);
+    if (weights) w = w * weights->reshape({x.numel()}).cast(acc);
     counts = bincount(bin, w, bins);
   }
   if (density) {
