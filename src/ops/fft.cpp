@@ -3,6 +3,7 @@
 #include <complex>
 
 #include "backends/cpu/fft/fft.h"
+#include "core/fft_backend.h"
 #include "core/op_scope.h"
 #include "io/file.h"
 #include "ops/common.h"
@@ -30,10 +31,44 @@ namespace {
 
 namespace engine = numr::cpu::fft;
 
-void check_cpu(const Tensor& x) {
-  if (!x.device().is_cpu())
+// The kernels of a GPU backend, or BackendLimitation naming it.
+FftKernels& gpu_kernels(const Tensor& x) {
+  FftKernels* k = fft_kernels_for(x.device());
+  if (!k)
     fail<BackendLimitation>(current_op("fft"), "the ", backend_for(x.device()).name(),
                             " backend has no FFT yet; move the tensor to the CPU (x.to(Device::cpu()))");
+  return *k;
+}
+
+// The ref a GPU kernel takes: the real parts of a complex tensor.
+TensorRef parts_ref(const Tensor& t) { return ref_of(is_complex(t.dtype()) ? view_as_real(t) : t); }
+
+// A GPU transform along d: x's rows along d made contiguous (a fresh copy for C2R, which
+// may overwrite its input), one batched call, and the result viewed back in x's dim order.
+Tensor on_gpu(FftKind kind, bool forward, const Tensor& x, int64_t d, int64_t n, DType out_dtype) {
+  FftKernels& k = gpu_kernels(x);
+  std::vector<int64_t> perm, back(size_t(x.dim()));
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (i != d) perm.push_back(i);
+  perm.push_back(d);
+  for (size_t i = 0; i < perm.size(); ++i) back[size_t(perm[i])] = int64_t(i);
+  const Tensor moved = x.permute(perm);
+  const Tensor rows = kind == FftKind::C2R ? moved.clone() : moved.contiguous();
+  Shape shape = rows.shape();
+  shape.back() = kind == FftKind::R2C ? n / 2 + 1 : n;
+  Tensor out = Tensor::empty(shape, out_dtype, x.device());
+  if (out.numel() == 0) return out.permute(back);
+  FftCall call;
+  call.kind = kind;
+  call.forward = forward;
+  call.part = complex_part_dtype(is_complex(out_dtype) ? out_dtype : complex_dtype_for(out_dtype));
+  call.n = n;
+  call.batch = out.numel() / shape.back();
+  call.device = x.device().index;
+  call.in = parts_ref(rows);
+  call.out = parts_ref(out);
+  k.run(call);
+  return out.permute(back);
 }
 
 // Every dim but d as an engine batch dim of x (in) and out.
@@ -54,7 +89,8 @@ Tensor scaled(const Tensor& t, double scale) { return scale == 1.0 ? t : t * sca
 }  // namespace
 
 Tensor c2c(const Tensor& z, int64_t d, bool forward, double scale) {
-  check_cpu(z);
+  if (!z.device().is_cpu())
+    return scaled(on_gpu(FftKind::C2C, forward, z, d, z.shape()[size_t(d)], z.dtype()), scale);
   Tensor out = Tensor::empty(z.shape(), z.dtype(), z.device());
   if (out.numel() == 0) return out;
   const auto batch = batch_of(z, out, d);
@@ -70,8 +106,9 @@ Tensor c2c(const Tensor& z, int64_t d, bool forward, double scale) {
 }
 
 Tensor r2c(const Tensor& x, int64_t d, double scale) {
-  check_cpu(x);
   const int64_t n = x.shape()[size_t(d)];
+  if (!x.device().is_cpu())
+    return scaled(on_gpu(FftKind::R2C, true, x, d, n, complex_dtype_for(x.dtype())), scale);
   Shape shape = x.shape();
   shape[size_t(d)] = n / 2 + 1;
   Tensor out = Tensor::empty(shape, complex_dtype_for(x.dtype()), x.device());
@@ -87,7 +124,8 @@ Tensor r2c(const Tensor& x, int64_t d, double scale) {
 }
 
 Tensor c2r(const Tensor& z, int64_t d, int64_t n, double scale) {
-  check_cpu(z);
+  if (!z.device().is_cpu())
+    return scaled(on_gpu(FftKind::C2R, false, z, d, n, complex_part_dtype(z.dtype())), scale);
   Shape shape = z.shape();
   shape[size_t(d)] = n;
   Tensor out = Tensor::empty(shape, complex_part_dtype(z.dtype()), z.device());
