@@ -193,6 +193,9 @@ TEST(Complex, FactoriesCastsAndCopies) {
   EXPECT_EQ(values(c.narrow(0, 2, 1)), (std::vector<C>{mv[3], mv[4], mv[5]}));
   const Tensor s = stack({m.narrow(0, 0, 1).squeeze(0), m.narrow(0, 1, 1).squeeze(0)}, 1);
   EXPECT_EQ(values(s), (std::vector<C>{mv[0], mv[3], mv[1], mv[4], mv[2], mv[5]}));
+  // pad fills with value + 0i.
+  EXPECT_EQ(values(pad(m.narrow(0, 0, 1), {1, 0}, 2.0)),
+            (std::vector<C>{{2, 0}, mv[0], mv[1], mv[2]}));
   // A broadcast view copies.
   EXPECT_EQ(values(m.narrow(0, 0, 1).broadcast_to({2, 3}).contiguous()),
             (std::vector<C>{mv[0], mv[1], mv[2], mv[0], mv[1], mv[2]}));

@@ -128,6 +128,17 @@ void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst) {
   }
 }
 
+void fill_values(const Tensor& dst, double value) {
+  if (dst.numel() == 0) return;
+  Backend& be = backend_for(dst.device());
+  if (!is_complex(dst.dtype())) {
+    be.fill(FillCall{ref_of(dst), value});
+    return;
+  }
+  be.fill(FillCall{ref_of(real(dst)), value});
+  be.fill(FillCall{ref_of(imag(dst)), 0.0});
+}
+
 void copy_values(const Tensor& src, const Tensor& dst) {
   if (dst.numel() == 0) return;
   Backend& be = backend_for(dst.device());
@@ -144,7 +155,7 @@ void copy_values(const Tensor& src, const Tensor& dst) {
     return;
   }
   copy_any_rank(be, ref_of(src), ref_of(real(dst)));
-  be.fill(FillCall{ref_of(imag(dst)), 0.0});
+  fill_values(imag(dst), 0.0);
 }
 
 void composition_only(OpId op, const Tensor& x) {

@@ -42,6 +42,8 @@ int merged_rank(const Shape& shape, std::initializer_list<const Strides*> stride
 // be.copy(src -> dst), as several copies over the leading dims when the pair has more
 // unmergeable dims than the backends walk, so any view can be copied.
 void copy_any_rank(Backend& be, const TensorRef& src, const TensorRef& dst);
+// Every element of dst (any strides) = value (value + 0i for a complex dst).
+void fill_values(const Tensor& dst, double value);
 // dst = src converted to dst's dtype (equal shapes, any strides, same device). Complex
 // tensors copy through their pair views; a real src fills a complex dst's real parts and
 // zeroes its imaginary parts. A complex src into a real dst is an error (it would drop

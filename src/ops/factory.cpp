@@ -16,13 +16,7 @@ Tensor filled(OpId op, const Shape& shape, double value, DType dtype, Device dev
   // Integer and Bool outputs take only values they can hold exactly (no silent truncation).
   ops::check_scalar_fits(name, value, dtype);
   Tensor out = Tensor::empty(shape, dtype, device);
-  if (out.numel() == 0) return out;
-  if (is_complex(dtype)) {  // value + 0i
-    backend_for(device).fill(FillCall{ref_of(real(out)), value});
-    backend_for(device).fill(FillCall{ref_of(imag(out)), 0.0});
-  } else {
-    backend_for(device).fill(FillCall{ref_of(out), value});
-  }
+  ops::fill_values(out, value);
   return out;
 }
 

@@ -179,7 +179,7 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, double value) {
   checked_numel("pad", shape);
   Tensor out = Tensor::empty(shape, x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  backend_for(out.device()).fill(FillCall{ref_of(out), value});
+  ops::fill_values(out, value);
   Tensor inner = out;
   for (size_t k = 0; k < pads.size() / 2; ++k) {
     const int64_t d = x.dim() - 1 - int64_t(k);
