@@ -20,17 +20,7 @@ namespace {
 using C = std::complex<double>;
 using test::for_each_case;
 
-template <class E, class F>
-void expect_error(const std::string& op, F&& f) {
-  try {
-    f();
-    ADD_FAILURE() << op << ": no exception";
-  } catch (const E& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("[" + op + "]", 0), 0u) << e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << op << ": wrong exception: " << e.what();
-  }
-}
+using io_test::expect_error;
 
 std::vector<C> random_values(size_t n, uint64_t seed, double min_abs = 0.0) {
   std::mt19937_64 rng(seed);

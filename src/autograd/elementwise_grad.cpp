@@ -17,7 +17,9 @@ namespace numr {
 
 using autograd::constant;
 using autograd::mask_like;
+using autograd::binary;
 using autograd::record;
+using autograd::unary;
 using autograd::scalar_like;
 using autograd::sum_to;
 using autograd::zeros_like;
@@ -25,14 +27,6 @@ using autograd::zeros_like;
 namespace {
 
 using Grads = std::vector<Var>;
-
-// One-input op: value from the Tensor op, rule gives d/dx as a Var expression.
-template <class Rule>
-Var unary(std::string_view name, const Var& x, Tensor value, Rule rule) {
-  return record(name, std::move(value), {x}, [rule](const Var& g, const Node& n) -> Grads {
-    return {rule(g, n.input(0), n)};
-  });
-}
 
 Var no_grad(Tensor value) { return constant(std::move(value)); }
 
@@ -286,19 +280,7 @@ Var activation(OpId op, const Var& x, Tensor value, Derivative derivative) {
 #define NUMR_LOGICAL(name, d, grad) NUMR_COMPARE(name, d, grad)
 #include "numr/op_table.def"
 
-// ---- binary, with gradients reduced over broadcast dims ----
-namespace {
-template <class Rule>
-Var binary(std::string_view name, const Var& a, const Var& b, Tensor value, Rule rule) {
-  return record(name, std::move(value), {a, b}, [rule](const Var& g, const Node& n) -> Grads {
-    const Var& x = n.input(0);
-    const Var& y = n.input(1);
-    auto [ga, gb] = rule(g, x, y, n);
-    return {x.requires_grad() ? sum_to(ga, x.shape()) : Var(),
-            y.requires_grad() ? sum_to(gb, y.shape()) : Var()};
-  });
-}
-}  // namespace
+// ---- binary, with gradients reduced over broadcast dims (autograd::binary) ----
 
 Var add(const Var& a, const Var& b) {
   const OpScope scope("add");

@@ -7,6 +7,28 @@
 
 namespace numr::autograd {
 
+// One-input op: value from the Tensor op, rule(g, x, node) gives the gradient of x.
+template <class Rule>
+Var unary(std::string_view name, const Var& x, Tensor value, Rule rule) {
+  return record(
+      name, std::move(value), {x},
+      [rule](const Var& g, const Node& n) -> std::vector<Var> { return {rule(g, n.input(0), n)}; });
+}
+
+// Two-input op: rule(g, x, y, node) gives both gradients at the broadcast shape; each is
+// summed back to its input's shape.
+template <class Rule>
+Var binary(std::string_view name, const Var& a, const Var& b, Tensor value, Rule rule) {
+  return record(name, std::move(value), {a, b},
+                [rule](const Var& g, const Node& n) -> std::vector<Var> {
+                  const Var& x = n.input(0);
+                  const Var& y = n.input(1);
+                  auto [ga, gb] = rule(g, x, y, n);
+                  return {x.requires_grad() ? sum_to(ga, x.shape()) : Var(),
+                          y.requires_grad() ? sum_to(gb, y.shape()) : Var()};
+                });
+}
+
 // A Var without history.
 inline Var constant(Tensor t) { return Var(std::move(t), false); }
 inline Var zeros_like(const Var& x) { return constant(zeros(x.shape(), x.dtype(), x.device())); }

@@ -11,29 +11,14 @@ namespace numr {
 
 using autograd::constant;
 using autograd::mask_like;
+using autograd::binary;
 using autograd::record;
+using autograd::unary;
 using autograd::sum_to;
 
 namespace {
 
 using Grads = std::vector<Var>;
-
-template <class Rule>
-Var unary(std::string_view name, const Var& x, Tensor value, Rule rule) {
-  return record(name, std::move(value), {x},
-                [rule](const Var& g, const Node& n) -> Grads { return {rule(g, n.input(0), n)}; });
-}
-
-template <class Rule>
-Var binary(std::string_view name, const Var& a, const Var& b, Tensor value, Rule rule) {
-  return record(name, std::move(value), {a, b}, [rule](const Var& g, const Node& n) -> Grads {
-    const Var& x = n.input(0);
-    const Var& y = n.input(1);
-    auto [ga, gb] = rule(g, x, y, n);
-    return {x.requires_grad() ? sum_to(ga, x.shape()) : Var(),
-            y.requires_grad() ? sum_to(gb, y.shape()) : Var()};
-  });
-}
 
 // Where t equals 0, as a Bool tensor.
 Tensor is_zero(const Tensor& t) { return eq(t, zeros({}, t.dtype(), t.device())); }
