@@ -342,7 +342,7 @@ void run_families(const Options& o, Device dev) {
 }
 
 // Scientific computing: special functions, complex arithmetic, statistics, FFT and linear
-// algebra (the last two run on the CPU only for now; on a GPU those cases report errors).
+// algebra (batches of small matrices and single large ones).
 void run_science(const Options& o, Device dev) {
   Generator gen(4);
   const int64_t n = int64_t(16) << 20;
@@ -361,9 +361,13 @@ void run_science(const Options& o, Device dev) {
     report(o, dev, "fft_c64_prime_1000003", [&] { (void)fft::fft(a.narrow(0, 0, 1000003)); });
     Tensor rows = randn({1024, 4096}, DType::F32, dev, gen);
     report(o, dev, "rfft_f32_1024x4096", [&] { (void)fft::rfft(rows); });
-    report(o, dev, "quantile_f32_1024x4096_dim1", [&] { (void)quantile(rows, {0.1, 0.5, 0.9}, 1); });
+    report(o, dev, "quantile_f32_1024x4096_dim1", [&] {
+      (void)quantile(rows, {0.1, 0.5, 0.9}, 1);
+    });
     Tensor flat = randn({n}, DType::F32, dev, gen);
-    report(o, dev, "histogram_f32_16M_100", [&] { (void)histogram(flat, 100, std::pair{-4.0, 4.0}); });
+    report(o, dev, "histogram_f32_16M_100", [&] {
+      (void)histogram(flat, 100, std::pair{-4.0, 4.0});
+    });
     Tensor vars = randn({256, 65536}, DType::F32, dev, gen);
     report(o, dev, "cov_f32_256x65536", [&] { (void)cov(vars); });
   }
@@ -378,6 +382,17 @@ void run_science(const Options& o, Device dev) {
     Tensor sym = add(big, big.transpose(0, 1));
     report(o, dev, "linalg_eigh_f64_1024", [&] { (void)linalg::eigh(sym); });
     report(o, dev, "linalg_svd_f64_1024", [&] { (void)linalg::svd(big, false); });
+    report(o, dev, "linalg_qr_f64_1024", [&] { (void)linalg::qr(big); });
+    Tensor spd = add(matmul(big, big.transpose(0, 1)), eye(1024, std::nullopt, DType::F64, dev));
+    report(o, dev, "linalg_cholesky_f64_1024", [&] { (void)linalg::cholesky(spd); });
+    Tensor x16 = randn({4096, 16, 16}, DType::F32, dev, gen);
+    Tensor spd16 = add(matmul(x16, x16.transpose(1, 2)),
+                       mul_scalar(eye(16, std::nullopt, DType::F32, dev), 16.0));
+    report(o, dev, "linalg_cholesky_f32_4096x16x16", [&] { (void)linalg::cholesky(spd16); });
+    report(o, dev, "linalg_eigh_f32_4096x16x16", [&] { (void)linalg::eigh(spd16); });
+    report(o, dev, "linalg_svd_f32_4096x16x16", [&] { (void)linalg::svd(x16, false); });
+    report(o, dev, "linalg_qr_f32_4096x16x16", [&] { (void)linalg::qr(x16); });
+    report(o, dev, "linalg_inv_f32_4096x16x16", [&] { (void)linalg::inv(spd16); });
   }
 }
 

@@ -327,6 +327,16 @@ def science_cases():
     sym = big + big.T
     yield "linalg_eigh_f64_1024", lambda: torch.linalg.eigh(sym)
     yield "linalg_svd_f64_1024", lambda: torch.linalg.svd(big, full_matrices=False)
+    yield "linalg_qr_f64_1024", lambda: torch.linalg.qr(big)
+    spd = big @ big.T + torch.eye(1024, dtype=torch.float64, device=dev)
+    yield "linalg_cholesky_f64_1024", lambda: torch.linalg.cholesky(spd)
+    x16 = rnd(4096, 16, 16)
+    spd16 = x16 @ x16.transpose(1, 2) + 16 * torch.eye(16, device=dev)
+    yield "linalg_cholesky_f32_4096x16x16", lambda: torch.linalg.cholesky(spd16)
+    yield "linalg_eigh_f32_4096x16x16", lambda: torch.linalg.eigh(spd16)
+    yield "linalg_svd_f32_4096x16x16", lambda: torch.linalg.svd(x16, full_matrices=False)
+    yield "linalg_qr_f32_4096x16x16", lambda: torch.linalg.qr(x16)
+    yield "linalg_inv_f32_4096x16x16", lambda: torch.linalg.inv(spd16)
 
 
 def main():

@@ -33,7 +33,8 @@ enum class LinalgKernel : uint8_t {
   // `upper` (else lower) triangle of a [n, n], with ones on the diagonal if unitriangular.
   triangular_solve,
   // a [m, n] (destroyed); q [m, q_cols] (q_cols = m if complete, else min(m, n)), unless
-  // !with_q; r [r_rows, n] (r_rows = q_cols): the upper trapezoid of R, zeros below.
+  // !with_q; r [r_rows, n] (r_rows = q_cols): the upper trapezoid of R; the entries below
+  // its diagonal are unspecified (the front end clears them).
   qr,
   // a [n, n] symmetric, its `upper` (else lower) triangle read; w [batch, n] ascending;
   // with_vectors: a is overwritten by the orthonormal eigenvectors (column j with w[j]).
@@ -48,6 +49,7 @@ enum class LinalgKernel : uint8_t {
 struct LinalgCall {
   LinalgKernel kernel = LinalgKernel::cholesky;
   DType dtype = DType::F64;  // of every floating operand
+  Device device = Device::cpu();  // where every operand lives
   int64_t batch = 0, m = 0, n = 0, k = 0;
   TensorRef a, b, q, r, w, u, vt, pivots, perm, info;  // those the kernel uses; info I32 [batch]
   bool upper = false, left = true, unitriangular = false, complete = false, with_q = true,
@@ -66,5 +68,7 @@ LinalgKernels* linalg_kernels_for(Device device);
 
 // The CPU's (LAPACK through OpenBLAS), src/backends/cpu/linalg.cpp.
 LinalgKernels& cpu_linalg_kernels();
+// CUDA's (cuSOLVER and cuBLAS loaded at run time), src/backends/cuda/linalg.cpp.
+LinalgKernels& cuda_linalg_kernels();
 
 }  // namespace numr

@@ -11,6 +11,7 @@ struct LinalgEntry {
 
 constexpr LinalgEntry kLinalgTable[] = {
     {DeviceType::Cpu, &cpu_linalg_kernels},
+    {DeviceType::Cuda, &cuda_linalg_kernels},
 };
 
 }  // namespace

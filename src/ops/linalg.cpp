@@ -168,6 +168,7 @@ Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch,
   LinalgCall c;
   c.kernel = LinalgKernel::lu_factor;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.m = m;
   c.n = n;
@@ -206,6 +207,7 @@ void lu_solve_col(std::string_view op, const Tensor& a, const Factored& f, Tenso
   LinalgCall c;
   c.kernel = LinalgKernel::lu_solve;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.n = a.size(-1);
   c.k = b.size(-2);
@@ -229,6 +231,7 @@ Tensor cholesky(const Tensor& a, bool upper) {
   LinalgCall c;
   c.kernel = LinalgKernel::cholesky;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.n = n;
   c.upper = upper;
@@ -294,6 +297,7 @@ Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left,
   LinalgCall c;
   c.kernel = LinalgKernel::triangular_solve;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.n = n;
   c.k = k;
@@ -395,6 +399,7 @@ Qr qr(const Tensor& a, std::string_view mode) {
   LinalgCall c;
   c.kernel = LinalgKernel::qr;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.m = m;
   c.n = n;
@@ -414,7 +419,7 @@ Qr qr(const Tensor& a, std::string_view mode) {
   }
   Qr out;
   if (with_q) out.Q = from_col_major(q, ls);
-  out.R = from_col_major(r, ls);
+  out.R = triu(from_col_major(r, ls));  // kernels may leave reflectors below the diagonal
   return out;
 }
 
@@ -431,6 +436,7 @@ Eigh eigh_impl(std::string_view op, const Tensor& a, bool with_vectors) {
   LinalgCall c;
   c.kernel = LinalgKernel::eigh;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.n = n;
   c.upper = false;
@@ -468,6 +474,7 @@ Svd svd_impl(std::string_view op, const Tensor& a, bool with_vectors, bool full)
   LinalgCall c;
   c.kernel = LinalgKernel::svd;
   c.dtype = a.dtype();
+  c.device = a.device();
   c.batch = batch;
   c.m = m;
   c.n = n;

@@ -2,11 +2,9 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <vector>
-
 #include "backends/cuda/allocator.h"
 #include "backends/cuda/context.h"
+#include "backends/cuda/cuda_library.h"
 #include "core/op_scope.h"
 #include "numr/error.h"
 
@@ -20,42 +18,20 @@ void resolve(void* lib, const std::string& path, Fn& out, const char* name) {
   out = reinterpret_cast<Fn>(sym);
 }
 
-std::vector<std::string> candidates() {
-  if (const char* env = std::getenv("NUMR_CUBLASLT"); env && *env) return {env};
-  const char* names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
-  std::vector<std::string> out(std::begin(names), std::end(names));
-  std::vector<std::string> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::string(v) + "/lib64/");
-  dirs.push_back("/usr/local/cuda/lib64/");
-  for (const std::string& dir : dirs)
-    for (const char* name : names) out.push_back(dir + name);
-  return out;
-}
-
 struct Loaded {
   const CublasLt* lib = nullptr;
   std::string failure;
 };
 
 Loaded load() {
-  std::string tried;
-  void* lib = nullptr;
-  std::string path;
-  for (const std::string& candidate : candidates()) {
-    dlerror();
-    lib = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      path = candidate;
-      break;
-    }
-    const char* why = dlerror();
-    if (tried.empty()) tried = why ? why : candidate;  // the first reason says the most
-  }
-  if (!lib)
-    return {nullptr, detail::message("cuda", "cuBLASLt could not be loaded (", tried,
+  const OpenedLibrary opened = open_cuda_library(
+      "NUMR_CUBLASLT", {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"});
+  if (!opened.handle)
+    return {nullptr, detail::message("cuda", "cuBLASLt could not be loaded (", opened.failure,
                                      "); install libcublasLt (CUDA 12 or 13) or set "
                                      "NUMR_CUBLASLT to its path")};
+  void* lib = opened.handle;
+  const std::string& path = opened.path;
   // Never unloaded: the process keeps it for its lifetime.
   auto* lt = new CublasLt;
   lt->path = path;

@@ -4,14 +4,13 @@
 // device's primary context, which is numr's, on numr's stream.
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
-#include <vector>
 
 #include "backends/cuda/context.h"
+#include "backends/cuda/cuda_library.h"
 #include "core/fft_backend.h"
 #include "core/op_scope.h"
 #include "numr/error.h"
@@ -37,60 +36,33 @@ struct Cufft {
   cufftResult (*exec_z2d)(cufftHandle, void*, void*) = nullptr;
 };
 
-std::vector<std::string> candidates() {
-  if (const char* env = std::getenv("NUMR_CUFFT"); env && *env) return {env};
-  const char* names[] = {"libcufft.so.12", "libcufft.so.11", "libcufft.so"};
-  std::vector<std::string> out(std::begin(names), std::end(names));
-  std::vector<std::string> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) dirs.push_back(std::string(v) + "/lib64/");
-  dirs.push_back("/usr/local/cuda/lib64/");
-  for (const std::string& dir : dirs)
-    for (const char* name : names) out.push_back(dir + name);
-  return out;
-}
-
-template <class Fn>
-bool resolve(void* lib, Fn& out, const char* name, std::string& missing) {
-  void* sym = dlsym(lib, name);
-  if (!sym) missing = name;
-  out = reinterpret_cast<Fn>(sym);
-  return sym != nullptr;
-}
-
 // The library, or the reason it could not be loaded (decided once).
 const Cufft* load(std::string& failure) {
   static std::string why;
-  static const Cufft* lib = [] () -> const Cufft* {
-    std::string tried;
-    for (const std::string& c : candidates()) {
-      dlerror();
-      void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!h) {
-        const char* e = dlerror();
-        if (tried.empty()) tried = e ? e : c;
-        continue;
-      }
-      auto* f = new Cufft;  // kept for the process's lifetime
-      f->path = c;
-      std::string missing;
-      if (resolve(h, f->plan1d, "cufftPlan1d", missing) &&
-          resolve(h, f->set_stream, "cufftSetStream", missing) &&
-          resolve(h, f->destroy, "cufftDestroy", missing) &&
-          resolve(h, f->exec_c2c, "cufftExecC2C", missing) &&
-          resolve(h, f->exec_z2z, "cufftExecZ2Z", missing) &&
-          resolve(h, f->exec_r2c, "cufftExecR2C", missing) &&
-          resolve(h, f->exec_d2z, "cufftExecD2Z", missing) &&
-          resolve(h, f->exec_c2r, "cufftExecC2R", missing) &&
-          resolve(h, f->exec_z2d, "cufftExecZ2D", missing))
-        return f;
-      why = c + " has no entry point " + missing;
-      delete f;
-      dlclose(h);
+  static const Cufft* lib = []() -> const Cufft* {
+    const cuda::OpenedLibrary opened =
+        cuda::open_cuda_library("NUMR_CUFFT", {"libcufft.so.12", "libcufft.so.11", "libcufft.so"});
+    if (!opened.handle) {
+      why = "cuFFT could not be loaded (" + opened.failure +
+            "); install libcufft (CUDA 12 or 13) or set NUMR_CUFFT to its path";
       return nullptr;
     }
-    why = "cuFFT could not be loaded (" + tried +
-          "); install libcufft (CUDA 12 or 13) or set NUMR_CUFFT to its path";
+    void* h = opened.handle;
+    auto* f = new Cufft;  // kept for the process's lifetime
+    f->path = opened.path;
+    std::string missing;
+    auto resolve = [&](auto& out, const char* name) {
+      return cuda::resolve_symbol(h, out, name, missing);
+    };
+    if (resolve(f->plan1d, "cufftPlan1d") && resolve(f->set_stream, "cufftSetStream") &&
+        resolve(f->destroy, "cufftDestroy") && resolve(f->exec_c2c, "cufftExecC2C") &&
+        resolve(f->exec_z2z, "cufftExecZ2Z") && resolve(f->exec_r2c, "cufftExecR2C") &&
+        resolve(f->exec_d2z, "cufftExecD2Z") && resolve(f->exec_c2r, "cufftExecC2R") &&
+        resolve(f->exec_z2d, "cufftExecZ2D"))
+      return f;
+    why = opened.path + " has no entry point " + missing;
+    delete f;
+    dlclose(h);
     return nullptr;
   }();
   failure = why;
@@ -114,7 +86,7 @@ class CudaFft final : public FftKernels {
     cuda::CudaDevice& dev = cuda::cuda_device(c.device);
     dev.make_current();
     const bool dbl = c.part == DType::F64;
-    const int type = c.kind == FftKind::C2C ? (dbl ? kZ2Z : kC2C)
+    const int type = c.kind == FftKind::C2C   ? (dbl ? kZ2Z : kC2C)
                      : c.kind == FftKind::R2C ? (dbl ? kD2Z : kR2C)
                                               : (dbl ? kZ2D : kC2R);
     std::lock_guard<std::mutex> lock(mu_);

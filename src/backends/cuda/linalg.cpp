@@ -1,0 +1,379 @@
+// CUDA's linalg kernels: cuSOLVER's dense routines and cuBLAS, loaded at run time
+// (solver_api.h), on numr's stream of the device. Batches of small matrices go through the
+// batched routines (one launch for the whole batch: potrfBatched, cuBLAS getrf/getrs/trsm
+// Batched, the Jacobi syevj/gesvdj Batched); larger matrices, and kernels without a batched
+// form, run one matrix after another.
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/cuda/allocator.h"
+#include "backends/cuda/context.h"
+#include "backends/cuda/solver_api.h"
+#include "core/linalg_backend.h"
+#include "core/op_scope.h"
+#include "numr/error.h"
+
+namespace numr {
+namespace {
+
+using namespace cuda;
+
+// The largest matrices that take the batched paths: beyond these the per-matrix routines
+// (blocked, using the whole GPU for one matrix) are faster, and the Jacobi batched routines
+// accept at most 32.
+constexpr int64_t kBatchedLu = 64, kBatchedTrsm = 64, kBatchedJacobi = 32;
+
+struct Handles {
+  SolverHandle solver = nullptr;
+  BlasHandle blas = nullptr;
+  JacobiParams syevj = nullptr, gesvdj = nullptr;
+};
+
+// A device buffer released when it goes out of scope (the free is ordered on the stream).
+class DeviceBuffer {
+ public:
+  DeviceBuffer(CudaDevice& dev, size_t bytes)
+      : dev_(dev), ptr_(dev.allocator().allocate(std::max<size_t>(bytes, 16))) {}
+  ~DeviceBuffer() { dev_.allocator().deallocate(ptr_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
+
+ private:
+  CudaDevice& dev_;
+  void* ptr_;
+};
+
+template <class T>
+T* ptr(const TensorRef& r) {
+  return static_cast<T*>(r.base) + r.offset;
+}
+
+int ld(int64_t rows) { return int(std::max<int64_t>(rows, 1)); }
+
+// A [batch, cols, rows] view of column-major matrices at element `offset` of `base`: column j
+// of matrix b starts at b * batch_stride + j * col_stride.
+TensorRef matrices(void* base, int64_t offset, DType t, int64_t batch, int64_t cols, int64_t rows,
+                   int64_t batch_stride, int64_t col_stride, int64_t row_stride = 1) {
+  TensorRef r;
+  r.base = base;
+  r.offset = offset;
+  r.dtype = t;
+  r.shape = Shape{batch, cols, rows};
+  r.strides = Strides{batch_stride, col_stride, row_stride};
+  return r;
+}
+
+class Runner {
+ public:
+  Runner(CudaDevice& dev, Handles& h) : dev_(dev), h_(h), be_(backend_for(dev.device())) {}
+
+  template <class T>
+  void run(const LinalgCall& c) {
+    const SolverFns<T>& f = solver_libs().fns<T>();
+    switch (c.kernel) {
+      case LinalgKernel::cholesky: return cholesky<T>(f, c);
+      case LinalgKernel::lu_factor: return lu_factor<T>(f, c);
+      case LinalgKernel::lu_solve: return lu_solve<T>(f, c);
+      case LinalgKernel::triangular_solve: return triangular_solve<T>(f, c);
+      case LinalgKernel::qr: return qr<T>(f, c);
+      case LinalgKernel::eigh: return eigh<T>(f, c);
+      case LinalgKernel::svd: return svd<T>(f, c);
+    }
+  }
+
+ private:
+  // Device copy of the addresses base + i * stride, i < batch, for the batched routines.
+  template <class T>
+  std::unique_ptr<DeviceBuffer> pointers(T* base, int64_t stride, int64_t batch) {
+    std::vector<T*> host(static_cast<size_t>(batch));
+    for (int64_t i = 0; i < batch; ++i) host[size_t(i)] = base + i * stride;
+    auto buf = std::make_unique<DeviceBuffer>(dev_, host.size() * sizeof(T*));
+    be_.copy_from_host(buf->template as<void>(), 0, host.data(), host.size() * sizeof(T*));
+    return buf;
+  }
+
+  void copy(const TensorRef& src, const TensorRef& dst) { be_.copy(CopyCall{src, dst}); }
+
+  template <class T>
+  void cholesky(const SolverFns<T>& f, const LinalgCall& c) {
+    const int n = int(c.n), lda = ld(c.n);
+    const int uplo = c.upper ? kFillUpper : kFillLower;
+    T* a = ptr<T>(c.a);
+    int* info = ptr<int>(c.info);
+    if (c.batch > 1 && !c.upper) {
+      auto arr = pointers(a, c.n * c.n, c.batch);
+      check_solver(
+          f.potrf_batched(h_.solver, uplo, n, arr->template as<T*>(), lda, info, int(c.batch)),
+          "cusolverDnXpotrfBatched");
+      return;
+    }
+    int lwork = 0;
+    check_solver(f.potrf_buffer(h_.solver, uplo, n, a, lda, &lwork), "cusolverDnXpotrf_bufferSize");
+    DeviceBuffer work(dev_, sizeof(T) * size_t(std::max(lwork, 1)));
+    for (int64_t i = 0; i < c.batch; ++i)
+      check_solver(
+          f.potrf(h_.solver, uplo, n, a + i * c.n * c.n, lda, work.as<T>(), lwork, info + i),
+          "cusolverDnXpotrf");
+  }
+
+  template <class T>
+  void lu_factor(const SolverFns<T>& f, const LinalgCall& c) {
+    const int m = int(c.m), n = int(c.n), lda = ld(c.m);
+    const int64_t k = std::min(c.m, c.n);
+    T* a = ptr<T>(c.a);
+    int *piv = ptr<int>(c.pivots), *info = ptr<int>(c.info);
+    if (c.m == c.n && c.batch > 1 && c.n <= kBatchedLu) {
+      auto arr = pointers(a, c.n * c.n, c.batch);
+      check_blas(f.getrf_batched(h_.blas, n, arr->template as<T*>(), lda, piv, info, int(c.batch)),
+                 "cublasXgetrfBatched");
+    } else {
+      int lwork = 0;
+      check_solver(f.getrf_buffer(h_.solver, m, n, a, lda, &lwork), "cusolverDnXgetrf_bufferSize");
+      DeviceBuffer work(dev_, sizeof(T) * size_t(std::max(lwork, 1)));
+      for (int64_t i = 0; i < c.batch; ++i)
+        check_solver(
+            f.getrf(h_.solver, m, n, a + i * c.m * c.n, lda, work.as<T>(), piv + i * k, info + i),
+            "cusolverDnXgetrf");
+    }
+    if (!c.with_perm) return;
+    // The row order is a sequential product of the swaps: computed on the host.
+    std::vector<int> hp(size_t(c.batch * k));
+    be_.copy_to_host(hp.data(), piv, 0, hp.size() * sizeof(int));
+    std::vector<int64_t> perm(size_t(c.batch * c.m));
+    for (int64_t i = 0; i < c.batch; ++i) {
+      int64_t* p = perm.data() + i * c.m;
+      for (int64_t r = 0; r < c.m; ++r) p[r] = r;
+      for (int64_t r = 0; r < k; ++r) std::swap(p[r], p[hp[size_t(i * k + r)] - 1]);
+    }
+    be_.copy_from_host(c.perm.base, size_t(c.perm.offset) * sizeof(int64_t), perm.data(),
+                       perm.size() * sizeof(int64_t));
+  }
+
+  template <class T>
+  void lu_solve(const SolverFns<T>& f, const LinalgCall& c) {
+    const int n = int(c.n), k = int(c.k), lda = ld(c.n);
+    T* a = ptr<T>(c.a);
+    T* b = ptr<T>(c.b);
+    const int* piv = ptr<int>(c.pivots);
+    if (c.n == 0 || c.k == 0) return;
+    if (c.batch > 1 && c.n <= kBatchedLu) {
+      auto aa = pointers(a, c.n * c.n, c.batch);
+      auto ba = pointers(b, c.n * c.k, c.batch);
+      int host_info = 0;
+      check_blas(f.getrs_batched(h_.blas, kOpN, n, k, aa->template as<const T*>(), lda, piv,
+                                 ba->template as<T*>(), lda, &host_info, int(c.batch)),
+                 "cublasXgetrsBatched");
+      return;
+    }
+    DeviceBuffer info(dev_, sizeof(int));
+    for (int64_t i = 0; i < c.batch; ++i)
+      check_solver(f.getrs(h_.solver, kOpN, n, k, a + i * c.n * c.n, lda, piv + i * c.n,
+                           b + i * c.n * c.k, lda, info.as<int>()),
+                   "cusolverDnXgetrs");
+  }
+
+  template <class T>
+  void triangular_solve(const SolverFns<T>& f, const LinalgCall& c) {
+    const int rows = int(c.left ? c.n : c.k), cols = int(c.left ? c.k : c.n);
+    const int lda = ld(c.n), ldb = ld(rows);
+    if (rows == 0 || cols == 0) return;
+    T* a = ptr<T>(c.a);
+    T* b = ptr<T>(c.b);
+    const int side = c.left ? kSideLeft : kSideRight, uplo = c.upper ? kFillUpper : kFillLower;
+    const int diag = c.unitriangular ? kDiagUnit : kDiagNonUnit;
+    const T one = T(1);
+    if (c.batch > 1 && c.n <= kBatchedTrsm) {
+      auto aa = pointers(a, c.n * c.n, c.batch);
+      auto ba = pointers(b, c.n * c.k, c.batch);
+      check_blas(f.trsm_batched(h_.blas, side, uplo, kOpN, diag, rows, cols, &one,
+                                aa->template as<const T*>(), lda, ba->template as<T*>(), ldb,
+                                int(c.batch)),
+                 "cublasXtrsmBatched");
+      return;
+    }
+    for (int64_t i = 0; i < c.batch; ++i)
+      check_blas(f.trsm(h_.blas, side, uplo, kOpN, diag, rows, cols, &one, a + i * c.n * c.n, lda,
+                        b + i * c.n * c.k, ldb),
+                 "cublasXtrsm");
+  }
+
+  // Factors a copy of each matrix [m, max(q_cols, n)] wide, so orgqr can build a complete Q
+  // wider than A in place. R's entries below the diagonal are left unspecified (LinalgCall).
+  template <class T>
+  void qr(const SolverFns<T>& f, const LinalgCall& c) {
+    const int m = int(c.m), n = int(c.n), k = int(std::min(c.m, c.n)), lda = ld(c.m);
+    const int q_cols = c.complete ? m : k, r_rows = q_cols;
+    const int qa_cols = std::max(q_cols, n);
+    const int64_t stride = c.m * qa_cols;
+    DeviceBuffer buf(dev_, sizeof(T) * size_t(c.batch * stride));
+    DeviceBuffer tau(dev_, sizeof(T) * size_t(c.batch * std::max(k, 1)));
+    DeviceBuffer info(dev_, sizeof(int));
+    copy(matrices(c.a.base, c.a.offset, c.dtype, c.batch, c.n, c.m, c.m * c.n, c.m),
+         matrices(buf.as<void>(), 0, c.dtype, c.batch, c.n, c.m, stride, c.m));
+    int lwork = 0, lwork_q = 0;
+    check_solver(f.geqrf_buffer(h_.solver, m, n, buf.as<T>(), lda, &lwork),
+                 "cusolverDnXgeqrf_bufferSize");
+    if (c.with_q && q_cols > 0)
+      check_solver(f.orgqr_buffer(h_.solver, m, q_cols, k, buf.as<T>(), lda, tau.as<T>(), &lwork_q),
+                   "cusolverDnXorgqr_bufferSize");
+    DeviceBuffer work(dev_, sizeof(T) * size_t(std::max({lwork, lwork_q, 1})));
+    const int lw = std::max({lwork, lwork_q, 1});
+    for (int64_t i = 0; i < c.batch; ++i)
+      check_solver(f.geqrf(h_.solver, m, n, buf.as<T>() + i * stride, lda, tau.as<T>() + i * k,
+                           work.as<T>(), lw, info.as<int>()),
+                   "cusolverDnXgeqrf");
+    copy(matrices(buf.as<void>(), 0, c.dtype, c.batch, c.n, r_rows, stride, c.m),
+         matrices(c.r.base, c.r.offset, c.dtype, c.batch, c.n, r_rows, c.n * r_rows, r_rows));
+    if (!c.with_q || q_cols == 0) return;
+    for (int64_t i = 0; i < c.batch; ++i)
+      check_solver(f.orgqr(h_.solver, m, q_cols, k, buf.as<T>() + i * stride, lda,
+                           tau.as<T>() + i * k, work.as<T>(), lw, info.as<int>()),
+                   "cusolverDnXorgqr");
+    copy(matrices(buf.as<void>(), 0, c.dtype, c.batch, q_cols, c.m, stride, c.m),
+         matrices(c.q.base, c.q.offset, c.dtype, c.batch, q_cols, c.m, c.m * q_cols, c.m));
+  }
+
+  template <class T>
+  void eigh(const SolverFns<T>& f, const LinalgCall& c) {
+    const int n = int(c.n), lda = ld(c.n);
+    const int jobz = c.with_vectors ? kEigVector : kEigNoVector;
+    const int uplo = c.upper ? kFillUpper : kFillLower;
+    T* a = ptr<T>(c.a);
+    T* w = ptr<T>(c.w);
+    int* info = ptr<int>(c.info);
+    int lwork = 0;
+    if (c.batch > 1 && c.n <= kBatchedJacobi) {
+      check_solver(f.syevj_batched_buffer(h_.solver, jobz, uplo, n, a, lda, w, &lwork, h_.syevj,
+                                          int(c.batch)),
+                   "cusolverDnXsyevjBatched_bufferSize");
+      DeviceBuffer work(dev_, sizeof(T) * size_t(std::max(lwork, 1)));
+      check_solver(f.syevj_batched(h_.solver, jobz, uplo, n, a, lda, w, work.as<T>(), lwork, info,
+                                   h_.syevj, int(c.batch)),
+                   "cusolverDnXsyevjBatched");
+      return;
+    }
+    check_solver(f.syevd_buffer(h_.solver, jobz, uplo, n, a, lda, w, &lwork),
+                 "cusolverDnXsyevd_bufferSize");
+    DeviceBuffer work(dev_, sizeof(T) * size_t(std::max(lwork, 1)));
+    for (int64_t i = 0; i < c.batch; ++i)
+      check_solver(f.syevd(h_.solver, jobz, uplo, n, a + i * c.n * c.n, lda, w + i * c.n,
+                           work.as<T>(), lwork, info + i),
+                   "cusolverDnXsyevd");
+  }
+
+  // Jacobi SVD (gesvdj) returns V, which is transposed into vt by one strided copy.
+  template <class T>
+  void svd(const SolverFns<T>& f, const LinalgCall& c) {
+    const int m = int(c.m), n = int(c.n), k = int(std::min(c.m, c.n)), lda = ld(c.m);
+    const int jobz = c.with_vectors ? kEigVector : kEigNoVector;
+    const int u_cols = c.complete ? m : k, vt_rows = c.complete ? n : k;
+    T* a = ptr<T>(c.a);
+    T* s = ptr<T>(c.w);
+    int* info = ptr<int>(c.info);
+    const bool batched = c.batch > 1 && c.m <= kBatchedJacobi && c.n <= kBatchedJacobi;
+    // The batched routine always makes full U [m, m] and V [n, n]; the single one makes
+    // U [m, u_cols] and V [n, vt_rows].
+    const int64_t uc = batched ? c.m : u_cols, vc = batched ? c.n : vt_rows;
+    const bool u_direct = uc == u_cols;
+    std::unique_ptr<DeviceBuffer> u_buf, v_buf;
+    T* u = nullptr;
+    T* v = nullptr;
+    // U and V are passed even when only S is asked for: gesvdj reads them regardless.
+    if (c.with_vectors && u_direct) {
+      u = ptr<T>(c.u);
+    } else {
+      u_buf = std::make_unique<DeviceBuffer>(dev_, sizeof(T) * size_t(c.batch * c.m * uc));
+      u = u_buf->as<T>();
+    }
+    v_buf = std::make_unique<DeviceBuffer>(dev_, sizeof(T) * size_t(c.batch * c.n * vc));
+    v = v_buf->as<T>();
+    const int ldu = ld(c.m), ldv = ld(c.n);
+    int lwork = 0;
+    if (batched) {
+      check_solver(f.gesvdj_batched_buffer(h_.solver, jobz, m, n, a, lda, s, u, ldu, v, ldv, &lwork,
+                                           h_.gesvdj, int(c.batch)),
+                   "cusolverDnXgesvdjBatched_bufferSize");
+      DeviceBuffer work(dev_, sizeof(T) * size_t(std::max(lwork, 1)));
+      check_solver(f.gesvdj_batched(h_.solver, jobz, m, n, a, lda, s, u, ldu, v, ldv, work.as<T>(),
+                                    lwork, info, h_.gesvdj, int(c.batch)),
+                   "cusolverDnXgesvdjBatched");
+    } else {
+      const int econ = c.complete ? 0 : 1;
+      check_solver(f.gesvdj_buffer(h_.solver, jobz, econ, m, n, a, lda, s, u, ldu, v, ldv, &lwork,
+                                   h_.gesvdj),
+                   "cusolverDnXgesvdj_bufferSize");
+      DeviceBuffer work(dev_, sizeof(T) * size_t(std::max(lwork, 1)));
+      for (int64_t i = 0; i < c.batch; ++i)
+        check_solver(f.gesvdj(h_.solver, jobz, econ, m, n, a + i * c.m * c.n, lda, s + i * k,
+                              u + i * c.m * uc, ldu, v + i * c.n * vc, ldv, work.as<T>(), lwork,
+                              info + i, h_.gesvdj),
+                     "cusolverDnXgesvdj");
+    }
+    if (!c.with_vectors) return;
+    if (!u_direct)  // the first u_cols columns of each full U
+      copy(matrices(u, 0, c.dtype, c.batch, u_cols, c.m, c.m * uc, c.m),
+           matrices(c.u.base, c.u.offset, c.dtype, c.batch, u_cols, c.m, c.m * u_cols, c.m));
+    // vt[r, j] = v[j, r]: walk vt as [batch, j < n, r < vt_rows].
+    copy(matrices(v, 0, c.dtype, c.batch, c.n, vt_rows, c.n * vc, 1, c.n),
+         matrices(c.vt.base, c.vt.offset, c.dtype, c.batch, c.n, vt_rows, vt_rows * c.n, vt_rows));
+  }
+
+  CudaDevice& dev_;
+  Handles& h_;
+  Backend& be_;
+};
+
+class CudaLinalg final : public LinalgKernels {
+ public:
+  bool supports(LinalgKernel, DType t) const override { return t == DType::F32 || t == DType::F64; }
+
+  void run(const LinalgCall& c) override {
+    if (c.m > INT_MAX || c.n > INT_MAX || c.k > INT_MAX || c.batch > INT_MAX)
+      fail<BackendLimitation>(current_op("linalg"), "dims beyond cuSOLVER's 32-bit range: m ", c.m,
+                              ", n ", c.n, ", k ", c.k, ", batch ", c.batch);
+    if (c.batch == 0) return;
+    CudaDevice& dev = cuda_device(c.device.index);
+    dev.make_current();
+    std::lock_guard<std::mutex> lock(mu_);
+    Runner r(dev, handles(dev));
+    if (c.dtype == DType::F64)
+      r.run<double>(c);
+    else
+      r.run<float>(c);
+  }
+
+ private:
+  Handles& handles(CudaDevice& dev) {
+    auto it = handles_.find(dev.index());
+    if (it != handles_.end()) return it->second;
+    const SolverLibs& l = solver_libs();
+    Handles h;
+    check_solver(l.create(&h.solver), "cusolverDnCreate");
+    check_solver(l.set_stream(h.solver, dev.stream()), "cusolverDnSetStream");
+    check_blas(l.blas_create(&h.blas), "cublasCreate");
+    check_blas(l.blas_set_stream(h.blas, dev.stream()), "cublasSetStream");
+    check_solver(l.create_syevj_info(&h.syevj), "cusolverDnCreateSyevjInfo");
+    check_solver(l.create_gesvdj_info(&h.gesvdj), "cusolverDnCreateGesvdjInfo");
+    return handles_.emplace(dev.index(), h).first->second;
+  }
+
+  std::mutex mu_;
+  std::map<int, Handles> handles_;  // kept for the process's lifetime, like the libraries
+};
+
+}  // namespace
+
+LinalgKernels& cuda_linalg_kernels() {
+  static CudaLinalg* k = new CudaLinalg;  // never destroyed: handles outlive static teardown
+  return *k;
+}
+
+}  // namespace numr
