@@ -1,5 +1,6 @@
-// The discrete Fourier transforms on tensors: dtype and device checks, and the CPU
-// engine (src/backends/cpu/fft) run along one dim of any strided tensor.
+// The discrete Fourier transforms on tensors: dtype and device checks, the CPU engine
+// (src/backends/cpu/fft) run along one dim of any strided tensor, a GPU backend's FFT
+// kernels, or else the composition of src/ops/fft_composed.cpp.
 #include <complex>
 
 #include "backends/cpu/fft/fft.h"
@@ -22,31 +23,25 @@ DType input_dtype(std::string_view op, DType t, bool want_complex) {
   } else if (is_floating(t)) {
     return t == DType::F64 ? DType::F64 : DType::F32;
   }
-  fail<UnsupportedDType>(op, "unsupported dtype ", t, " (accepts ",
-                         want_complex ? "F64 F32 F16 BF16 Complex64 Complex128" : "F64 F32 F16 BF16",
-                         ")");
+  fail<UnsupportedDType>(
+      op, "unsupported dtype ", t, " (accepts ",
+      want_complex ? "F64 F32 F16 BF16 Complex64 Complex128" : "F64 F32 F16 BF16", ")");
 }
 
 namespace {
 
 namespace engine = numr::cpu::fft;
 
-// The kernels of a GPU backend, or BackendLimitation naming it.
-FftKernels& gpu_kernels(const Tensor& x) {
-  FftKernels* k = fft_kernels_for(x.device());
-  if (!k)
-    fail<BackendLimitation>(current_op("fft"), "the ", backend_for(x.device()).name(),
-                            " backend has no FFT yet; move the tensor to the CPU (x.to(Device::cpu()))");
-  return *k;
-}
-
 // The ref a GPU kernel takes: the real parts of a complex tensor.
 TensorRef parts_ref(const Tensor& t) { return ref_of(is_complex(t.dtype()) ? view_as_real(t) : t); }
+
+// A backend without FFT kernels composes the transforms from its other ops.
+bool has_kernels(const Tensor& x) { return fft_kernels_for(x.device()) != nullptr; }
 
 // A GPU transform along d: x's rows along d made contiguous (a fresh copy for C2R, which
 // may overwrite its input), one batched call, and the result viewed back in x's dim order.
 Tensor on_gpu(FftKind kind, bool forward, const Tensor& x, int64_t d, int64_t n, DType out_dtype) {
-  FftKernels& k = gpu_kernels(x);
+  FftKernels& k = *fft_kernels_for(x.device());
   std::vector<int64_t> perm, back(size_t(x.dim()));
   for (int64_t i = 0; i < x.dim(); ++i)
     if (i != d) perm.push_back(i);
@@ -75,7 +70,8 @@ Tensor on_gpu(FftKind kind, bool forward, const Tensor& x, int64_t d, int64_t n,
 std::vector<engine::BatchDim> batch_of(const Tensor& in, const Tensor& out, int64_t d) {
   std::vector<engine::BatchDim> batch;
   for (int64_t k = 0; k < in.dim(); ++k)
-    if (k != d) batch.push_back({in.shape()[size_t(k)], in.strides()[size_t(k)], out.strides()[size_t(k)]});
+    if (k != d)
+      batch.push_back({in.shape()[size_t(k)], in.strides()[size_t(k)], out.strides()[size_t(k)]});
   return batch;
 }
 
@@ -90,7 +86,10 @@ Tensor scaled(const Tensor& t, double scale) { return scale == 1.0 ? t : t * sca
 
 Tensor c2c(const Tensor& z, int64_t d, bool forward, double scale) {
   if (!z.device().is_cpu())
-    return scaled(on_gpu(FftKind::C2C, forward, z, d, z.shape()[size_t(d)], z.dtype()), scale);
+    return scaled(has_kernels(z)
+                      ? on_gpu(FftKind::C2C, forward, z, d, z.shape()[size_t(d)], z.dtype())
+                      : composed_c2c(z, d, forward),
+                  scale);
   Tensor out = Tensor::empty(z.shape(), z.dtype(), z.device());
   if (out.numel() == 0) return out;
   const auto batch = batch_of(z, out, d);
@@ -108,7 +107,9 @@ Tensor c2c(const Tensor& z, int64_t d, bool forward, double scale) {
 Tensor r2c(const Tensor& x, int64_t d, double scale) {
   const int64_t n = x.shape()[size_t(d)];
   if (!x.device().is_cpu())
-    return scaled(on_gpu(FftKind::R2C, true, x, d, n, complex_dtype_for(x.dtype())), scale);
+    return scaled(has_kernels(x) ? on_gpu(FftKind::R2C, true, x, d, n, complex_dtype_for(x.dtype()))
+                                 : composed_r2c(x, d),
+                  scale);
   Shape shape = x.shape();
   shape[size_t(d)] = n / 2 + 1;
   Tensor out = Tensor::empty(shape, complex_dtype_for(x.dtype()), x.device());
@@ -125,7 +126,10 @@ Tensor r2c(const Tensor& x, int64_t d, double scale) {
 
 Tensor c2r(const Tensor& z, int64_t d, int64_t n, double scale) {
   if (!z.device().is_cpu())
-    return scaled(on_gpu(FftKind::C2R, false, z, d, n, complex_part_dtype(z.dtype())), scale);
+    return scaled(has_kernels(z)
+                      ? on_gpu(FftKind::C2R, false, z, d, n, complex_part_dtype(z.dtype()))
+                      : composed_c2r(z, d, n),
+                  scale);
   Shape shape = z.shape();
   shape[size_t(d)] = n;
   Tensor out = Tensor::empty(shape, complex_part_dtype(z.dtype()), z.device());
@@ -142,20 +146,20 @@ Tensor c2r(const Tensor& z, int64_t d, int64_t n, double scale) {
 
 }  // namespace detail
 
-#define NUMR_FFT_1D(name, forward, real_in, real_out)                                        \
-  Tensor name(const Tensor& x, std::optional<int64_t> n, int64_t dim, Norm norm) {           \
-    const OpScope scope(#name);                                                              \
-    return detail::one_dim(#name, x, n, dim, norm, forward, real_in, real_out);              \
-  }                                                                                          \
-  Var name(const Var& x, std::optional<int64_t> n, int64_t dim, Norm norm) {                 \
-    const OpScope scope(#name);                                                              \
-    return detail::one_dim(#name, x, n, dim, norm, forward, real_in, real_out);              \
+#define NUMR_FFT_1D(name, forward, real_in, real_out)                              \
+  Tensor name(const Tensor& x, std::optional<int64_t> n, int64_t dim, Norm norm) { \
+    const OpScope scope(#name);                                                    \
+    return detail::one_dim(#name, x, n, dim, norm, forward, real_in, real_out);    \
+  }                                                                                \
+  Var name(const Var& x, std::optional<int64_t> n, int64_t dim, Norm norm) {       \
+    const OpScope scope(#name);                                                    \
+    return detail::one_dim(#name, x, n, dim, norm, forward, real_in, real_out);    \
   }
-#define NUMR_FFT_ND(name, op, forward, real_in, real_out)                                      \
+#define NUMR_FFT_ND(name, op, forward, real_in, real_out)                                       \
   Tensor name(const Tensor& x, const std::vector<int64_t>& s, const std::vector<int64_t>& dims, \
-              Norm norm) {                                                                     \
-    const OpScope scope(#name);                                                                \
-    return detail::n_dim(#name, x, s, dims, norm, forward, real_in, real_out);                 \
+              Norm norm) {                                                                      \
+    const OpScope scope(#name);                                                                 \
+    return detail::n_dim(#name, x, s, dims, norm, forward, real_in, real_out);                  \
   }
 NUMR_FFT_1D(fft, true, false, false)
 NUMR_FFT_1D(ifft, false, false, false)
@@ -172,10 +176,11 @@ NUMR_FFT_ND(irfft2, irfftn, false, false, true)
 #undef NUMR_FFT_1D
 #undef NUMR_FFT_ND
 
-#define NUMR_FFT_ND_VAR(name, forward, real_in, real_out)                                          \
-  Var name(const Var& x, const std::vector<int64_t>& s, const std::vector<int64_t>& dims, Norm norm) { \
-    const OpScope scope(#name);                                                                    \
-    return detail::n_dim(#name, x, s, dims, norm, forward, real_in, real_out);                     \
+#define NUMR_FFT_ND_VAR(name, forward, real_in, real_out)                                 \
+  Var name(const Var& x, const std::vector<int64_t>& s, const std::vector<int64_t>& dims, \
+           Norm norm) {                                                                   \
+    const OpScope scope(#name);                                                           \
+    return detail::n_dim(#name, x, s, dims, norm, forward, real_in, real_out);            \
   }
 NUMR_FFT_ND_VAR(fftn, true, false, false)
 NUMR_FFT_ND_VAR(ifftn, false, false, false)

@@ -17,6 +17,11 @@ namespace numr::fft::detail {
 Tensor c2c(const Tensor& z, int64_t dim, bool forward, double scale);
 Tensor r2c(const Tensor& x, int64_t dim, double scale);
 Tensor c2r(const Tensor& z, int64_t dim, int64_t n, double scale);
+// The same transforms (unnormalised) as Tensor ops alone, for a backend without FFT
+// kernels (src/ops/fft_composed.cpp).
+Tensor composed_c2c(const Tensor& z, int64_t dim, bool forward);
+Tensor composed_r2c(const Tensor& x, int64_t dim);
+Tensor composed_c2r(const Tensor& z, int64_t dim, int64_t n);
 Var c2c(const Var& z, int64_t dim, bool forward, double scale);
 Var r2c(const Var& x, int64_t dim, double scale);
 Var c2r(const Var& z, int64_t dim, int64_t n, double scale);
