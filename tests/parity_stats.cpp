@@ -52,8 +52,9 @@ std::string close(const std::string& what, const std::vector<double>& got,
                   const std::vector<double>& want, double tol) {
   if (got.size() != want.size()) return what + ": " + std::to_string(got.size()) + " values";
   for (size_t i = 0; i < got.size(); ++i) {
-    const bool ok = std::isnan(want[i]) ? std::isnan(got[i])
-                                        : std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]));
+    const bool ok = std::isnan(want[i])
+                        ? std::isnan(got[i])
+                        : std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]));
     if (!ok) {
       std::ostringstream os;
       os << what << ": [" << i << "] = " << got[i] << ", expected " << want[i];
@@ -261,23 +262,22 @@ TEST(ParityStats, CovCorrcoefSkewKurtosis) {
                              : ((n * n - 1) * g - 3 * (n - 1) * (n - 1)) / ((n - 2) * (n - 3)));
           }
         }
-        const Tensor got = op == OpId::skew ? skew(x, 1, false, bias) : kurtosis(x, 1, false, true, bias);
+        const Tensor got =
+            op == OpId::skew ? skew(x, 1, false, bias) : kurtosis(x, 1, false, true, bias);
         if (auto e = close(std::string(op_name(op)), host(got), w, tol_of(t) * 8); !e.empty())
           return e;
       }
       // Over all of x; Pearson's kurtosis adds 3 back.
       const Tensor all = op == OpId::skew ? skew(x) : kurtosis(x, std::nullopt, false, false);
       const double m2 = central(xv, 2);
-      const double want_all = op == OpId::skew ? central(xv, 3) / std::pow(m2, 1.5)
-                                               : central(xv, 4) / (m2 * m2);
+      const double want_all =
+          op == OpId::skew ? central(xv, 3) / std::pow(m2, 1.5) : central(xv, 4) / (m2 * m2);
       return close("over all", host(all), {want_all}, tol_of(t) * 8);
     });
 }
 
 TEST(Stats, Errors) {
-  auto expect_throw = [](const char* what, auto f) {
-    EXPECT_THROW(f(), Error) << what;
-  };
+  auto expect_throw = [](const char* what, auto f) { EXPECT_THROW(f(), Error) << what; };
   const Tensor x = zeros({3, 4});
   expect_throw("q out of range", [&] { quantile(x, 1.5); });
   expect_throw("q NaN", [&] { quantile(x, kNaN); });
@@ -297,7 +297,26 @@ TEST(Stats, Errors) {
   }
 }
 
-// NumPy's quantile methods, histogram, cov and corrcoef on the same values.
+TEST(Stats, CovWeightErrors) {
+  const Tensor x = zeros({2, 4}, DType::F64);
+  const auto expect = [](auto&& f, const char* needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind("[cov]", 0), 0u) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  expect([&] { (void)cov(x, 1, ones({3}, DType::I64)); }, "one entry per observation");
+  expect([&] { (void)cov(x, 1, ones({4}, DType::F64)); }, "integer dtype");
+  expect([&] { (void)cov(x, 1, std::nullopt, ones({4}, DType::I32)); }, "floating dtype");
+  expect([&] { (void)cov(x, 1, std::nullopt, full({4}, -1.0, DType::F64)); }, "negative");
+  expect([&] { (void)cov(x, 1, full({4}, -1.0, DType::I64)); }, "negative");
+}
+
+// NumPy's quantile methods, histogram, cov (with weights) and corrcoef on the same values.
 TEST(Stats, NumpyOracle) {
   const auto python = io_test::python_with_numpy();
   if (!python) GTEST_SKIP() << "no python3 with numpy (Debian: python3-numpy)";
@@ -311,6 +330,15 @@ TEST(Stats, NumpyOracle) {
   for (double v : host(histogram(x, 6).counts)) os << v << ' ';
   for (double v : host(cov(x))) os << v << ' ';
   for (double v : host(corrcoef(x))) os << v << ' ';
+  const Tensor fw = Tensor::from_vector(
+      std::vector<int64_t>{1, 2, 0, 3, 1, 1, 4, 2, 1, 1, 2, 3, 1, 1, 2, 1, 5}, {17});
+  const Tensor aw = Tensor::from_vector(
+      std::vector<double>{0.5, 1, 2, 0.25, 1, 3, 1, 1, 0.75, 2, 1, 1, 0.1, 1, 1, 2, 1}, {17});
+  for (double v : host(cov(x, 1, fw, aw))) os << v << ' ';
+  for (double v : host(cov(x, 0, fw))) os << v << ' ';
+  for (double v : host(cov(x, 2, std::nullopt, aw))) os << v << ' ';
+  save_npy(dir + "/numr_stats_fw.npy", fw);
+  save_npy(dir + "/numr_stats_aw.npy", aw);
   const std::string script = R"(
 import sys
 import numpy as np
@@ -321,6 +349,11 @@ for m in ["linear", "lower", "higher", "midpoint", "nearest"]:
     want += list(np.quantile(x, [0.05, 0.5, 0.9], axis=1, method=m).ravel())
 want += list(np.histogram(x, 6)[0].astype(float))
 want += list(np.cov(x).ravel()) + list(np.corrcoef(x).ravel())
+fw = np.load(sys.argv[1] + "/numr_stats_fw.npy")
+aw = np.load(sys.argv[1] + "/numr_stats_aw.npy")
+want += list(np.cov(x, fweights=fw, aweights=aw).ravel())
+want += list(np.cov(x, ddof=0, fweights=fw).ravel())
+want += list(np.cov(x, ddof=2, aweights=aw).ravel())
 want = np.array(want)
 bad = np.abs(got - want) > 1e-12 * (1 + np.abs(want))
 print("ok" if got.shape == want.shape and not bad.any() else "differ at %s" % np.nonzero(bad)[0])
@@ -339,16 +372,28 @@ TEST(GradStats, Checks) {
   using test::check_gradients;
   const Tensor x = test::grad_input({3, 7}, 51), v = test::grad_input({9}, 52);
   check_gradients(OpId::quantile, "linear, several q, dim 1",
-                  [](const std::vector<Var>& a) { return quantile(a[0], {0.2, 0.5, 0.95}, 1); }, {x});
+                  [](const std::vector<Var>& a) {
+                    return quantile(a[0], {0.2, 0.5, 0.95}, 1);
+                  },
+                  {x});
   check_gradients(OpId::quantile, "midpoint over all",
                   [](const std::vector<Var>& a) {
                     return quantile(a[0], 0.5, std::nullopt, false, QI::Midpoint);
                   },
                   {x});
   check_gradients(OpId::median, "along dim 1 and over all",
-                  [](const std::vector<Var>& a) { return median(a[0], 1).values + median(a[0]); }, {x});
+                  [](const std::vector<Var>& a) { return median(a[0], 1).values + median(a[0]); },
+                  {x});
   check_gradients(OpId::cov, "", [](const std::vector<Var>& a) { return cov(a[0]); }, {x});
-  check_gradients(OpId::corrcoef, "", [](const std::vector<Var>& a) { return corrcoef(a[0]); }, {x});
+  check_gradients(
+      OpId::cov, "weighted",
+      [](const std::vector<Var>& a) {
+        return cov(a[0], 1, Tensor::from_vector(std::vector<int32_t>{1, 2, 0, 3, 1, 1, 2}, {7}),
+                   Tensor::from_vector(std::vector<double>{0.5, 1, 2, 1, 0.25, 1, 3}, {7}));
+      },
+      {x});
+  check_gradients(OpId::corrcoef, "", [](const std::vector<Var>& a) { return corrcoef(a[0]); },
+                  {x});
   check_gradients(OpId::skew, "unbiased, dim 1",
                   [](const std::vector<Var>& a) { return skew(a[0], 1, false, false); }, {x});
   check_gradients(OpId::kurtosis, "over all",

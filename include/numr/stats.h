@@ -66,8 +66,15 @@ HistogramResult histogram(const Tensor& x, int64_t bins,
 
 // The covariance matrix of the variables in x's rows (observations in columns; a 1-D x is
 // one variable, giving a 0-d variance), dividing by N - correction (clamped at 0).
-Tensor cov(const Tensor& x, int64_t correction = 1);
-Var cov(const Var& x, int64_t correction = 1);
+// Optional 1-D weights per observation, as torch.cov: fweights (integer repeat counts) and
+// aweights (floating importance weights), both non-negative; with w = fweights * aweights
+// the mean is weighted by w and the divisor is sum(w) - correction (without aweights) or
+// sum(w) - correction * sum(w * aweights) / sum(w).
+Tensor cov(const Tensor& x, int64_t correction = 1,
+           const std::optional<Tensor>& fweights = std::nullopt,
+           const std::optional<Tensor>& aweights = std::nullopt);
+Var cov(const Var& x, int64_t correction = 1, const std::optional<Tensor>& fweights = std::nullopt,
+        const std::optional<Tensor>& aweights = std::nullopt);
 // Pearson's correlation coefficients, cov(x) scaled by the standard deviations, clipped
 // to [-1, 1].
 Tensor corrcoef(const Tensor& x);

@@ -94,8 +94,26 @@ T quantile_impl(const T& x_in, const std::vector<double>& qs, bool scalar_q,
   return scalar_q ? out[0] : stack(out, 0);
 }
 
+// The observation weights of cov, checked: 1-D of n entries on x's device, non-negative,
+// integral for fweights; as dtype `acc`.
+Tensor cov_weights(const Tensor& w, const char* name, bool integral, int64_t n, Device dev,
+                   DType acc) {
+  if (w.dim() != 1 || w.size(0) != n)
+    fail<ShapeMismatch>("cov", name, " must be 1-D with one entry per observation (", n, "), got ",
+                        shape_str(w.shape()));
+  if (w.device() != dev) fail<DeviceMismatch>("cov", name, " is on ", w.device(), ", x on ", dev);
+  if (integral ? is_floating(w.dtype()) || w.dtype() == DType::Bool : !is_floating(w.dtype()))
+    fail<UnsupportedDType>("cov", name, " must have ", integral ? "an integer" : "a floating",
+                           " dtype, got ", w.dtype());
+  const Tensor wa = w.cast(acc);
+  if (n > 0 && min(wa).item<double>() < 0)
+    fail<InvalidArgument>("cov", name, " has a negative entry");
+  return wa;
+}
+
 template <class T>
-T cov_impl(const T& x_in, int64_t correction) {
+T cov_impl(const T& x_in, int64_t correction, const std::optional<Tensor>& fweights = std::nullopt,
+           const std::optional<Tensor>& aweights = std::nullopt) {
   check_input(OpId::cov, value_of(x_in));
   if (x_in.dim() > 2)
     fail<InvalidArgument>("cov", "x must have 1 or 2 dims (variables x observations), it has ",
@@ -103,9 +121,24 @@ T cov_impl(const T& x_in, int64_t correction) {
   const DType dt = x_in.dtype();
   const T x = x_in.dim() < 2 ? reshape(widened(x_in), {1, -1}) : widened(x_in);
   const int64_t n = x.shape()[1];
-  const T xc = x - mean(x, {1}, true);
-  const double norm = std::max<double>(0.0, double(n - correction));
-  const T c = matmul(xc, transpose(xc, 0, 1)) / norm;
+  if (!fweights && !aweights) {
+    const T xc = x - mean(x, {1}, true);
+    const double norm = std::max<double>(0.0, double(n - correction));
+    const T c = matmul(xc, transpose(xc, 0, 1)) / norm;
+    return narrowed(x_in.dim() < 2 ? reshape(c, Shape{}) : c, dt);
+  }
+  const Device dev = value_of(x).device();
+  const DType acc = value_of(x).dtype();
+  std::optional<Tensor> fw, aw;
+  if (fweights) fw = cov_weights(*fweights, "fweights", true, n, dev, acc);
+  if (aweights) aw = cov_weights(*aweights, "aweights", false, n, dev, acc);
+  const Tensor w = fw && aw ? *fw * *aw : fw ? *fw : *aw;
+  const Tensor w_sum = sum(w);
+  const T avg = sum(x * w, {1}, true) / w_sum;
+  const Tensor norm =
+      aw ? w_sum - sum(w * *aw) * double(correction) / w_sum : w_sum - double(correction);
+  const T xc = x - avg;
+  const T c = matmul(xc * w, transpose(xc, 0, 1)) / clamp(norm, 0.0, std::nullopt);
   return narrowed(x_in.dim() < 2 ? reshape(c, Shape{}) : c, dt);
 }
 
@@ -173,7 +206,8 @@ R median_dim_impl(const T& x, int64_t dim, bool keepdim) {
   check_input(OpId::median, value_of(x));
   const Shape x_shape = x.shape();
   auto [xv, d] = along("median", x, std::optional<int64_t>(dim));
-  if (xv.shape()[size_t(d)] == 0) fail<InvalidArgument>("median", "cannot take the median of an empty dim");
+  if (xv.shape()[size_t(d)] == 0)
+    fail<InvalidArgument>("median", "cannot take the median of an empty dim");
   const auto sorted = sort(xv, d);
   const Tensor pos = median_position(value_of(sorted.values), d);
   auto values = gather(sorted.values, d, pos);
@@ -186,7 +220,8 @@ R median_dim_impl(const T& x, int64_t dim, bool keepdim) {
 template <class T>
 T median_all_impl(const T& x) {
   check_input(OpId::median, value_of(x));
-  if (value_of(x).numel() == 0) fail<InvalidArgument>("median", "cannot take the median of an empty tensor");
+  if (value_of(x).numel() == 0)
+    fail<InvalidArgument>("median", "cannot take the median of an empty tensor");
   const T flat = reshape(x, {value_of(x).numel()});
   const auto sorted = sort(flat, 0);
   return reshape(gather(sorted.values, 0, median_position(value_of(sorted.values), 0)), Shape{});
@@ -248,8 +283,10 @@ SortResult mode(const Tensor& x, int64_t dim, bool keepdim) {
   if (n > 1) {
     const Tensor prev = s.narrow(last, 0, n - 1), cur = s.narrow(last, 1, n - 1);
     Tensor differ = ne(prev, cur);
-    if (is_floating(s.dtype())) differ = logical_and(differ, logical_not(logical_and(isnan(prev), isnan(cur))));
-    starts = cat({ones(Shape(s.shape().begin(), s.shape().end() - 1), DType::I64, s.device()).unsqueeze(last),
+    if (is_floating(s.dtype()))
+      differ = logical_and(differ, logical_not(logical_and(isnan(prev), isnan(cur))));
+    starts = cat({ones(Shape(s.shape().begin(), s.shape().end() - 1), DType::I64, s.device())
+                      .unsqueeze(last),
                   differ.cast(DType::I64)},
                  last);
   }
@@ -309,9 +346,8 @@ HistogramResult histogram(const Tensor& x, int64_t bins,
     // last) less those below edge i. NaN sorts last, past hi. GPUs sort fast but serialise
     // a deterministic scatter into a few bins; the CPU is the other way round.
     const Tensor sorted = sort(flat, 0).values;
-    const Tensor below = cat({searchsorted(sorted, edges.narrow(0, 0, bins)),
-                              searchsorted(sorted, e_hi, true)},
-                             0);
+    const Tensor below =
+        cat({searchsorted(sorted, edges.narrow(0, 0, bins)), searchsorted(sorted, e_hi, true)}, 0);
     counts = (below.narrow(0, 1, bins) - below.narrow(0, 0, bins)).cast(acc);
   } else {
     // Bin i holds [edge_i, edge_i+1): the count of edges <= v, less one; hi joins the last.
@@ -329,13 +365,15 @@ HistogramResult histogram(const Tensor& x, int64_t bins,
   return {counts.cast(t), edges};
 }
 
-Tensor cov(const Tensor& x, int64_t correction) {
+Tensor cov(const Tensor& x, int64_t correction, const std::optional<Tensor>& fweights,
+           const std::optional<Tensor>& aweights) {
   const OpScope scope("cov");
-  return cov_impl(x, correction);
+  return cov_impl(x, correction, fweights, aweights);
 }
-Var cov(const Var& x, int64_t correction) {
+Var cov(const Var& x, int64_t correction, const std::optional<Tensor>& fweights,
+        const std::optional<Tensor>& aweights) {
   const OpScope scope("cov");
-  return cov_impl(x, correction);
+  return cov_impl(x, correction, fweights, aweights);
 }
 Tensor corrcoef(const Tensor& x) {
   const OpScope scope("corrcoef");
@@ -353,8 +391,7 @@ Var skew(const Var& x, std::optional<int64_t> dim, bool keepdim, bool bias) {
   const OpScope scope("skew");
   return skew_impl(x, dim, keepdim, bias);
 }
-Tensor kurtosis(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool fisher,
-                bool bias) {
+Tensor kurtosis(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool fisher, bool bias) {
   const OpScope scope("kurtosis");
   return kurtosis_impl(x, dim, keepdim, fisher, bias);
 }

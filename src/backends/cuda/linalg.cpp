@@ -5,6 +5,7 @@
 // form, run one matrix after another.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -90,13 +91,20 @@ class Runner {
   }
 
  private:
-  // Device copy of the addresses base + i * stride, i < batch, for the batched routines.
+  // The addresses base + i * stride, i < batch, for the batched routines: written on the
+  // device as an I64 sequence (exact: addresses are below 2^53), so no host round trip.
   template <class T>
   std::unique_ptr<DeviceBuffer> pointers(T* base, int64_t stride, int64_t batch) {
-    std::vector<T*> host(static_cast<size_t>(batch));
-    for (int64_t i = 0; i < batch; ++i) host[size_t(i)] = base + i * stride;
-    auto buf = std::make_unique<DeviceBuffer>(dev_, host.size() * sizeof(T*));
-    be_.copy_from_host(buf->template as<void>(), 0, host.data(), host.size() * sizeof(T*));
+    auto buf = std::make_unique<DeviceBuffer>(dev_, size_t(batch) * sizeof(T*));
+    SequenceCall seq;
+    seq.out.base = buf->template as<void>();
+    seq.out.dtype = DType::I64;
+    seq.out.shape = Shape{batch};
+    seq.out.strides = Strides{1};
+    seq.start = double(reinterpret_cast<uintptr_t>(base));
+    seq.step = double(stride) * double(sizeof(T));
+    seq.end = seq.start + seq.step * double(batch);
+    be_.sequence(seq);
     return buf;
   }
 
@@ -226,10 +234,19 @@ class Runner {
                    "cusolverDnXorgqr_bufferSize");
     DeviceBuffer work(dev_, sizeof(T) * size_t(std::max({lwork, lwork_q, 1})));
     const int lw = std::max({lwork, lwork_q, 1});
-    for (int64_t i = 0; i < c.batch; ++i)
-      check_solver(f.geqrf(h_.solver, m, n, buf.as<T>() + i * stride, lda, tau.as<T>() + i * k,
-                           work.as<T>(), lw, info.as<int>()),
-                   "cusolverDnXgeqrf");
+    if (c.batch > 1 && c.m >= c.n && c.n <= kBatchedLu) {
+      auto aa = pointers(buf.as<T>(), stride, c.batch);
+      auto ta = pointers(tau.as<T>(), k, c.batch);
+      int host_info = 0;
+      check_blas(f.geqrf_batched(h_.blas, m, n, aa->template as<T*>(), lda, ta->template as<T*>(),
+                                 &host_info, int(c.batch)),
+                 "cublasXgeqrfBatched");
+    } else {
+      for (int64_t i = 0; i < c.batch; ++i)
+        check_solver(f.geqrf(h_.solver, m, n, buf.as<T>() + i * stride, lda, tau.as<T>() + i * k,
+                             work.as<T>(), lw, info.as<int>()),
+                     "cusolverDnXgeqrf");
+    }
     copy(matrices(buf.as<void>(), 0, c.dtype, c.batch, c.n, r_rows, stride, c.m),
          matrices(c.r.base, c.r.offset, c.dtype, c.batch, c.n, r_rows, c.n * r_rows, r_rows));
     if (!c.with_q || q_cols == 0) return;

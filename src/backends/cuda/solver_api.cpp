@@ -27,7 +27,7 @@ bool resolve_typed(void* solver, void* blas, SolverFns<T>& f, std::string& missi
          dn(f.gesvdj, "gesvdj") && dn(f.gesvdj_batched_buffer, "gesvdjBatched_bufferSize") &&
          dn(f.gesvdj_batched, "gesvdjBatched") && bl(f.trsm, "trsm_v2") &&
          bl(f.trsm_batched, "trsmBatched") && bl(f.getrf_batched, "getrfBatched") &&
-         bl(f.getrs_batched, "getrsBatched");
+         bl(f.getrs_batched, "getrsBatched") && bl(f.geqrf_batched, "geqrfBatched");
 }
 
 struct Loaded {

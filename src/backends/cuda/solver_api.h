@@ -57,6 +57,8 @@ struct SolverFns {
   SolverStatus (*getrf_batched)(BlasHandle, int, T* const*, int, int*, int*, int) = nullptr;
   SolverStatus (*getrs_batched)(BlasHandle, int, int, int, const T* const*, int, const int*,
                                 T* const*, int, int*, int) = nullptr;
+  SolverStatus (*geqrf_batched)(BlasHandle, int, int, T* const*, int, T* const*, int*,
+                                int) = nullptr;
 };
 
 struct SolverLibs {
