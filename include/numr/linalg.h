@@ -1,6 +1,10 @@
 // Linear algebra (DESIGN §10), batched over leading dims: a "matrix" argument is [.., m, n]
-// and every op works on each matrix of the batch. F32 and F64. Contracts (errors, singular
-// and non-definite input, layouts) in docs/semantics.md.
+// and every op works on each matrix of the batch. F32 and F64; the LAPACK-backed
+// factorizations and solves (cholesky, lu_factor, lu, solve_triangular, solve, inv, det,
+// slogdet, qr, eigh, eigvalsh, svd, svdvals, eig, eigvals) and matrix_rank also take
+// Complex64 and Complex128 (cholesky and eigh then read a as Hermitian; eigenvalues and
+// singular values are real, det and slogdet's sign complex). The Var forms are real only. Contracts
+// (errors, singular and non-definite input, layouts) in docs/semantics.md.
 //
 //   Tensor l = linalg::cholesky(a);            // a = l lᵀ
 //   Tensor x = linalg::solve(a, b);            // a x = b
@@ -65,6 +69,17 @@ struct Svd {
 // [.., m, m] and Vh [.., n, n]; else U [.., m, k] and Vh [.., k, n].
 Svd svd(const Tensor& a, bool full_matrices = true);
 Tensor svdvals(const Tensor& a);
+
+struct Eig {
+  Tensor eigenvalues;   // [.., n] complex, in no particular order
+  Tensor eigenvectors;  // [.., n, n] complex, column j for eigenvalue j, each of unit norm
+};
+// The eigendecomposition a V = V diag(w) of a general square a [.., n, n], real or complex,
+// as PyTorch's linalg.eig: results Complex64 for F32 / Complex64 input, Complex128 for F64 /
+// Complex128 (LAPACK geev; the vectors as geev normalizes them: unit 2-norm, largest
+// component real). NaN or infinity in a: InvalidArgument.
+Eig eig(const Tensor& a);
+Tensor eigvals(const Tensor& a);
 
 // ---- solves and inverses ----
 // The x of a x = b (left) or x a = b (right) for the triangular a [.., n, n] (its upper
@@ -150,6 +165,12 @@ struct SvdVar {
 // requires grad).
 SvdVar svd(const Var& a, bool full_matrices = true);
 Var svdvals(const Var& a);
+// Forward only: a that requires grad is refused (InvalidArgument); see docs/semantics.md.
+struct EigVar {
+  Var eigenvalues, eigenvectors;
+};
+EigVar eig(const Var& a);
+Var eigvals(const Var& a);
 Var kron(const Var& a, const Var& b);
 Var matrix_exp(const Var& a);
 Var vector_norm(const Var& x, double ord = 2, const std::vector<int64_t>& dims = {},

@@ -28,6 +28,10 @@ Var per_matrix(const Var& g) { return unsqueeze(unsqueeze(g, -1), -1); }
 
 void check_var(std::string_view op, const Var& v) {
   if (!v.defined()) fail<InvalidArgument>(op, "input must be defined");
+  // The rules below are written with transposes, which are the adjoints of real matrices only.
+  if (is_complex(v.dtype()))
+    fail<UnsupportedDType>(op, "the Var form takes F32 or F64; for ", v.dtype(),
+                           " call the Tensor form");
 }
 
 // x broadcast to shape as a Var op (so its gradient sums back), or x itself.
@@ -257,6 +261,25 @@ SvdVar svd(const Var& a, bool full_matrices) {
       });
   std::vector<Var> out = unpack(p, shapes, lead);
   return {out[0], out[1], out[2]};
+}
+
+EigVar eig(const Var& a) {
+  constexpr std::string_view op = "linalg.eig";
+  const OpScope scope(op);
+  check_var(op, a);
+  if (a.requires_grad() && grad_enabled())
+    fail<InvalidArgument>(op, "the gradient of eig is not implemented; detach the input");
+  const Eig r = eig(a.tensor());
+  return {constant_of(r.eigenvalues), constant_of(r.eigenvectors)};
+}
+
+Var eigvals(const Var& a) {
+  constexpr std::string_view op = "linalg.eigvals";
+  const OpScope scope(op);
+  check_var(op, a);
+  if (a.requires_grad() && grad_enabled())
+    fail<InvalidArgument>(op, "the gradient of eigvals is not implemented; detach the input");
+  return constant_of(eigvals(a.tensor()));
 }
 
 Var svdvals(const Var& a) {
