@@ -50,6 +50,7 @@ def rect_case(name, a, b):
         doubles(np.linalg.svd(a, compute_uv=False)), doubles(np.linalg.pinv(a)),
         doubles(np.linalg.lstsq(a, b, rcond=None)[0]), doubles(norms),
         repr(float(np.linalg.cond(a))), str(int(np.linalg.matrix_rank(a))),
+        doubles(np.linalg.lstsq(a, b, rcond=None)[1]),
     ]
     return "{" + ", ".join(fields) + "},"
 
@@ -106,7 +107,8 @@ def main():
     lines.append(square_case("swapped_rows_5", neg, rng.standard_normal((5, 2))))
     lines.append("#endif")
     lines.append("// rectangular: name, m, n, a, b [m, 2], svdvals(a), pinv(a), lstsq(a, b), the")
-    lines.append("// norms fro, nuc, 1, -1, 2, -2, inf, -inf, cond_2(a), matrix_rank(a)")
+    lines.append("// norms fro, nuc, 1, -1, 2, -2, inf, -inf, cond_2(a), matrix_rank(a), lstsq's")
+    lines.append("// residuals (empty unless m > n and a has full rank)")
     lines.append("#ifdef NUMR_LINALG_RECT")
     for m, n in ((3, 5), (6, 2), (1, 4), (4, 4)):
         lines.append(rect_case("random_%dx%d" % (m, n), rng.standard_normal((m, n)),

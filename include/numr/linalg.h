@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -129,9 +130,22 @@ Tensor pinv(const Tensor& a);
 // The number of singular values above max(m, n) eps s_max, I64 [..].
 Tensor matrix_rank(const Tensor& a);
 // The least-squares solution x of a x = b for full-rank a [.., m, n] (the minimum-norm one
-// when m < n), b [.., m, k] or [.., m]; through QR. Only the solution is returned (not
-// PyTorch's residuals, rank and singular values).
+// when m < n), b [.., m, k] or [.., m]; through QR (the "gels" driver below). Only the
+// solution is returned; the overload with a driver gives PyTorch's four results.
 Tensor lstsq(const Tensor& a, const Tensor& b);
+struct Lstsq {
+  Tensor solution;         // [.., n, k] (or [.., n] for a vector b)
+  Tensor residuals;        // [.., k]: ||a x - b||² per column, when m > n and a has full rank
+  Tensor rank;             // I64 [..] (gelsd)
+  Tensor singular_values;  // [.., min(m, n)] (gelsd)
+};
+// torch.linalg.lstsq with a driver: "gels" (QR, a of full rank, as lstsq above) or "gelsd"
+// (through the SVD: any rank, the minimum-norm solution; singular values at most rcond s_max
+// count as zero, rcond defaulting to max(m, n) eps). A result the driver does not give is an
+// empty [0] tensor: rank and singular_values for gels; residuals unless m > n and (gelsd)
+// every matrix has full rank.
+Lstsq lstsq(const Tensor& a, const Tensor& b, std::string_view driver,
+            std::optional<double> rcond = std::nullopt);
 
 // ---- Var forms: gradients as PyTorch defines them, written with Var ops ----
 // cholesky: the gradient is symmetric (a is taken as symmetric); eigh likewise, and for
@@ -180,5 +194,14 @@ Var matrix_norm(const Var& a, double ord, bool keepdim = false);
 Var cond(const Var& a, double p = 2);
 Var pinv(const Var& a);
 Var lstsq(const Var& a, const Var& b);
+struct LstsqVar {
+  Var solution, residuals;
+  Tensor rank;
+  Var singular_values;
+};
+// Differentiable through the compositions (QR for gels, the SVD for gelsd: distinct nonzero
+// singular values, as svd's gradient needs).
+LstsqVar lstsq(const Var& a, const Var& b, std::string_view driver,
+               std::optional<double> rcond = std::nullopt);
 
 }  // namespace numr::linalg

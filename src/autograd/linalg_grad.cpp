@@ -367,4 +367,20 @@ Var lstsq(const Var& a, const Var& b) {
   return vec ? squeeze(x, -1) : x;
 }
 
+LstsqVar lstsq(const Var& a, const Var& b, std::string_view driver, std::optional<double> rcond) {
+  constexpr std::string_view op = "linalg.lstsq";
+  const OpScope scope(op);
+  check_var(op, a);
+  check_var(op, b);
+  detail::check_lstsq(a.tensor(), b.tensor());
+  const double rc = detail::lstsq_rcond(a.tensor(), driver, rcond);
+  const bool vec = detail::solve_is_vector(a.tensor(), b.tensor());
+  auto r = detail::lstsq_driver_of(a, vec ? unsqueeze(b, -1) : b, driver, rc);
+  if (vec) {
+    r.solution = squeeze(r.solution, -1);
+    if (r.residuals.shape().size() > 1) r.residuals = squeeze(r.residuals, -1);
+  }
+  return {r.solution, r.residuals, r.rank, r.singular_values};
+}
+
 }  // namespace numr::linalg

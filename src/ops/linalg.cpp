@@ -696,6 +696,14 @@ void check_lstsq(const Tensor& a, const Tensor& b) {
   (void)broadcast_shapes(op, lead(a, 2), lead(b, vec ? 1 : 2));
 }
 
+double lstsq_rcond(const Tensor& a, std::string_view driver, std::optional<double> rcond) {
+  constexpr std::string_view op = "linalg.lstsq";
+  if (driver != "gels" && driver != "gelsd")
+    fail<InvalidArgument>(op, "driver must be \"gels\" or \"gelsd\", got \"", driver, "\"");
+  if (rcond && std::isnan(*rcond)) fail<InvalidArgument>(op, "rcond must not be NaN");
+  return rcond ? *rcond : default_rtol(a);
+}
+
 }  // namespace detail
 
 Tensor vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims, bool keepdim) {
@@ -768,6 +776,21 @@ Tensor lstsq(const Tensor& a, const Tensor& b) {
   const bool vec = detail::solve_is_vector(a, b);
   const Tensor x = detail::lstsq_of(a, vec ? b.unsqueeze(-1) : b);
   return vec ? x.squeeze(-1) : x;
+}
+
+Lstsq lstsq(const Tensor& a, const Tensor& b, std::string_view driver,
+            std::optional<double> rcond) {
+  constexpr std::string_view op = "linalg.lstsq";
+  const OpScope scope(op);
+  detail::check_lstsq(a, b);
+  const double rc = detail::lstsq_rcond(a, driver, rcond);
+  const bool vec = detail::solve_is_vector(a, b);
+  auto r = detail::lstsq_driver_of(a, vec ? b.unsqueeze(-1) : b, driver, rc);
+  if (vec) {
+    r.solution = r.solution.squeeze(-1);
+    if (r.residuals.dim() > 1) r.residuals = r.residuals.squeeze(-1);
+  }
+  return {r.solution, r.residuals, r.rank, r.singular_values};
 }
 
 }  // namespace numr::linalg

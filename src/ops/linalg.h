@@ -1,6 +1,7 @@
 // Helpers the linalg front ends (linalg.cpp) share with their Var forms (linalg_grad.cpp).
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "numr/linalg.h"
@@ -42,6 +43,8 @@ void check_norm_name(std::string_view op, std::string_view ord);
 void check_lstsq(const Tensor& a, const Tensor& b);
 // max(m, n) eps of a's dtype: pinv's and matrix_rank's relative cutoff.
 double default_rtol(const Tensor& a);
+// lstsq's driver checked ("gels" or "gelsd") and its rcond (max(m, n) eps by default).
+double lstsq_rcond(const Tensor& a, std::string_view driver, std::optional<double> rcond);
 // matrix_exp's scaling: the number of squarings s and the Taylor degree for a.
 struct ExpPlan {
   int squarings = 0, degree = 0;
