@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Writes tests/data/linalg_oracle.inc: random matrices with NumPy's and SciPy's det,
 slogdet, inv, solve, Cholesky factor, symmetric eigenvalues, singular values and matrix
-exponential of them, the independent oracle of tests/test_linalg.cpp. Run from the
+exponential of them, and (in sections of their own) the general eigenvalues of real and
+complex matrices and the complex det, slogdet, inv, solve, Cholesky factor, Hermitian
+eigenvalues, singular values and rank, the independent oracle of tests/test_linalg.cpp and
+tests/test_linalg_complex.cpp. Run from the
 repository root:
     python3 scripts/linalg_oracle.py
 Needs NumPy and SciPy (Debian: python3-numpy, python3-scipy).
@@ -47,8 +50,45 @@ def rect_case(name, a, b):
         doubles(np.linalg.svd(a, compute_uv=False)), doubles(np.linalg.pinv(a)),
         doubles(np.linalg.lstsq(a, b, rcond=None)[0]), doubles(norms),
         repr(float(np.linalg.cond(a))), str(int(np.linalg.matrix_rank(a))),
+        doubles(np.linalg.lstsq(a, b, rcond=None)[1]),
     ]
     return "{" + ", ".join(fields) + "},"
+
+
+def parts(z):
+    """A complex array as its interleaved (re, im) doubles."""
+    z = np.asarray(z, dtype=np.complex128)
+    return doubles(np.stack([z.real, z.imag], axis=-1))
+
+
+def eig_case(name, a):
+    return "{" + ", ".join(['"%s"' % name, str(a.shape[0]), doubles(a),
+                            parts(np.linalg.eigvals(a))]) + "},"
+
+
+def complex_case(name, a, b):
+    n = a.shape[0]
+    sign, logabsdet = np.linalg.slogdet(a)
+    hpd = a @ a.conj().T + n * np.eye(n)
+    herm = (a + a.conj().T) / 2
+    fields = [
+        '"%s"' % name, str(n), parts(a), parts(b), parts(np.linalg.det(a)), parts(sign),
+        repr(float(logabsdet)), parts(np.linalg.inv(a)), parts(np.linalg.solve(a, b)),
+        parts(hpd), parts(np.linalg.cholesky(hpd)), parts(herm),
+        doubles(np.linalg.eigvalsh(herm)), doubles(np.linalg.svd(a, compute_uv=False)),
+        parts(np.linalg.eigvals(a)),
+    ]
+    return "{" + ", ".join(fields) + "},"
+
+
+def complex_rect_case(name, a):
+    fields = ['"%s"' % name, str(a.shape[0]), str(a.shape[1]), parts(a),
+              doubles(np.linalg.svd(a, compute_uv=False)), str(int(np.linalg.matrix_rank(a)))]
+    return "{" + ", ".join(fields) + "},"
+
+
+def crandn(rng, shape):
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 
 
 def main():
@@ -67,13 +107,38 @@ def main():
     lines.append(square_case("swapped_rows_5", neg, rng.standard_normal((5, 2))))
     lines.append("#endif")
     lines.append("// rectangular: name, m, n, a, b [m, 2], svdvals(a), pinv(a), lstsq(a, b), the")
-    lines.append("// norms fro, nuc, 1, -1, 2, -2, inf, -inf, cond_2(a), matrix_rank(a)")
+    lines.append("// norms fro, nuc, 1, -1, 2, -2, inf, -inf, cond_2(a), matrix_rank(a), lstsq's")
+    lines.append("// residuals (empty unless m > n and a has full rank)")
     lines.append("#ifdef NUMR_LINALG_RECT")
     for m, n in ((3, 5), (6, 2), (1, 4), (4, 4)):
         lines.append(rect_case("random_%dx%d" % (m, n), rng.standard_normal((m, n)),
                                rng.standard_normal((m, 2))))
     low = np.outer(rng.standard_normal(5), rng.standard_normal(4))
     lines.append(rect_case("rank_1_5x4", low, rng.standard_normal((5, 2))))
+    lines.append("#endif")
+    # A generator of their own, so that the sections above keep their matrices.
+    rng = np.random.default_rng(20261206)
+    lines.append("// eig: name, n, a (real), eigvals(a) as (re, im) pairs, in NumPy's order")
+    lines.append("#ifdef NUMR_LINALG_EIG")
+    for n in (1, 2, 3, 5, 8, 13):
+        lines.append(eig_case("random_%d" % n, rng.standard_normal((n, n))))
+    # A rotation: a conjugate pair only; a triangular matrix: known real eigenvalues.
+    lines.append(eig_case("rotation_2", np.array([[0.6, -0.8], [0.8, 0.6]])))
+    lines.append(eig_case("triangular_4", np.triu(rng.standard_normal((4, 4)))))
+    lines.append("#endif")
+    lines.append("// complex square: name, n, a, b [n, 2], det, sign, logabsdet, inv, solve(a, b),")
+    lines.append("// hpd, cholesky(hpd), herm, eigvalsh(herm), svdvals(a), eigvals(a); complex")
+    lines.append("// values as (re, im) pairs")
+    lines.append("#ifdef NUMR_LINALG_COMPLEX")
+    for n in (1, 2, 3, 7, 16):
+        lines.append(complex_case("random_%d" % n, crandn(rng, (n, n)), crandn(rng, (n, 2))))
+    lines.append("#endif")
+    lines.append("// complex rectangular: name, m, n, a, svdvals(a), matrix_rank(a)")
+    lines.append("#ifdef NUMR_LINALG_COMPLEX_RECT")
+    for m, n in ((3, 5), (6, 2), (1, 4)):
+        lines.append(complex_rect_case("random_%dx%d" % (m, n), crandn(rng, (m, n))))
+    low = np.outer(crandn(rng, 5), crandn(rng, 4))
+    lines.append(complex_rect_case("rank_1_5x4", low))
     lines.append("#endif")
     with open(OUT, "w") as f:
         f.write("\n".join(lines) + "\n")

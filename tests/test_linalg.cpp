@@ -353,6 +353,7 @@ struct Rect {
   std::vector<double> a, b, svdvals, pinv, lstsq, norms;
   double cond;
   int64_t rank;
+  std::vector<double> residuals;
 };
 const Rect kRect[] = {
 #define NUMR_LINALG_RECT
@@ -408,6 +409,88 @@ TEST(LinalgOracle, RectangularSingularValues) {
         EXPECT_NEAR(sv[i], c.svdvals[i], kC * double(std::max(c.m, c.n)) * eps_of(t) * c.svdvals[0])
             << c.name;
     }
+}
+
+// NumPy's lstsq is LAPACK's gelsd: the minimum-norm solution at any rank, with the rank,
+// the singular values and (full rank, m > n) the residuals.
+TEST(LinalgOracle, LstsqGelsd) {
+  for (DType t : kTypes)
+    for (const Rect& c : kRect) {
+      SCOPED_TRACE(std::string(c.name) + " " + std::string(dtype_name(t)));
+      const int64_t m = c.m, n = c.n, k = std::min(m, n);
+      const double eps = eps_of(t), cn = kC * double(std::max(m, n));
+      const Tensor a = from(c.a, {m, n}, t), b = from(c.b, {m, 2}, t);
+      const linalg::Lstsq r = linalg::lstsq(a, b, "gelsd");
+      EXPECT_EQ(r.rank.dtype(), DType::I64);
+      EXPECT_EQ(r.rank.item<int64_t>(), c.rank);
+      ASSERT_EQ(r.singular_values.shape(), (Shape{k}));
+      const std::vector<double> sv = vals(r.singular_values);
+      for (int64_t i = 0; i < k; ++i)
+        EXPECT_NEAR(sv[size_t(i)], c.svdvals[size_t(i)], cn * eps * c.svdvals[0]);
+      // The solution's condition: that of the problem restricted to the kept singular values,
+      // squared when the residual is not small (m > n).
+      const double kappa = c.svdvals[0] / c.svdvals[size_t(c.rank - 1)];
+      const double lsq = m > n ? kappa * kappa : kappa;
+      EXPECT_LE(rel_err(r.solution, from(c.lstsq, {n, 2}, DType::F64)), cn * eps * lsq);
+      if (c.residuals.empty()) {
+        EXPECT_EQ(r.residuals.shape(), (Shape{0}));
+        continue;
+      }
+      ASSERT_EQ(r.residuals.shape(), (Shape{2}));
+      const std::vector<double> res = vals(r.residuals);
+      // The residual r = b - a x moves by at most about c n eps kappa ||b|| (its condition is
+      // kappa, not kappa²), so ||r||² by about 2 ||r|| times that.
+      double b_norm = 0;
+      for (double v : c.b) b_norm += v * v;
+      const double dr = cn * eps * kappa * std::sqrt(b_norm);
+      for (size_t i = 0; i < 2; ++i)
+        EXPECT_NEAR(res[i], c.residuals[i], 2 * std::sqrt(c.residuals[i]) * dr + dr * dr);
+    }
+}
+
+TEST(Linalg, LstsqDrivers) {
+  for (DType t : kTypes) {
+    // A rank-deficient tall batch: two equal columns. gelsd gives the minimum-norm solution,
+    // which splits the weight evenly between them, and rank 2 of 3.
+    const Tensor base = random_matrix(Shape{2, 6, 2}, t, 71);
+    const Tensor a = cat({base, base.narrow(-1, 1, 1)}, -1);
+    const Tensor b = random_matrix(Shape{2, 6, 2}, t, 72);
+    const linalg::Lstsq r = linalg::lstsq(a, b, "gelsd");
+    EXPECT_EQ(vals(r.rank), (std::vector<double>{2, 2}));
+    EXPECT_EQ(r.residuals.shape(), (Shape{0}));  // not of full rank
+    EXPECT_EQ(r.singular_values.shape(), (Shape{2, 3}));
+    const double tol = kC * 6 * eps_of(t) * cond_of(base) * cond_of(base);
+    EXPECT_LE(rel_err(r.solution.narrow(-2, 1, 1), r.solution.narrow(-2, 2, 1)), tol);
+    // The solution of the full-rank problem on base, its second row split in two.
+    const Tensor x2 = linalg::lstsq(base, b);
+    EXPECT_LE(rel_err(r.solution.narrow(-2, 0, 1), x2.narrow(-2, 0, 1)), tol);
+    EXPECT_LE(rel_err(r.solution.narrow(-2, 1, 1) * 2.0, x2.narrow(-2, 1, 1)), tol);
+    // rcond above every ratio s_i / s_max but the first keeps one singular value.
+    const std::vector<double> s = vals(r.singular_values);
+    const double rc = std::max(s[1] / s[0], s[4] / s[3]) * 1.01;
+    EXPECT_EQ(vals(linalg::lstsq(a, b, "gelsd", rc).rank), (std::vector<double>{1, 1}));
+
+    // gels: the QR solution; residuals for m > n, no rank or singular values.
+    const linalg::Lstsq q = linalg::lstsq(base, b, "gels");
+    EXPECT_LE(rel_err(q.solution, x2), 0.0);
+    EXPECT_EQ(q.rank.shape(), (Shape{0}));
+    EXPECT_EQ(q.singular_values.shape(), (Shape{0}));
+    const Tensor res = matmul(base, x2) - b;
+    EXPECT_LE(rel_err(q.residuals.unsqueeze(-1), sum(res * res, {-2}).unsqueeze(-1)), 0.0);
+    // A full-rank tall problem: gelsd's residuals are gels's.
+    const linalg::Lstsq d = linalg::lstsq(base, b, "gelsd");
+    EXPECT_LE(rel_err(d.residuals.unsqueeze(-1), q.residuals.unsqueeze(-1)),
+              kC * 6 * eps_of(t) * cond_of(base) * cond_of(base));
+    // A vector b: solution [n], residuals [].
+    const linalg::Lstsq v = linalg::lstsq(base, b.narrow(-1, 0, 1).squeeze(-1), "gelsd");
+    EXPECT_EQ(v.solution.shape(), (Shape{2, 2}));
+    EXPECT_EQ(v.residuals.shape(), (Shape{2}));
+    // No columns: x = 0, rank 0.
+    const linalg::Lstsq e =
+        linalg::lstsq(zeros(Shape{4, 0}, t), random_matrix(Shape{4, 2}, t, 73), "gelsd");
+    EXPECT_EQ(e.solution.shape(), (Shape{0, 2}));
+    EXPECT_EQ(e.rank.item<int64_t>(), 0);
+  }
 }
 
 TEST(LinalgOracle, NormsPinvLstsqRank) {
@@ -512,6 +595,19 @@ TEST(LinalgErrors, DtypesAndShapes) {
         linalg::solve(zeros(Shape{2, 3, 3}, DType::F64), zeros(Shape{4, 3, 1}, DType::F64));
       },
       "[linalg.solve]");
+}
+
+TEST(LinalgErrors, LstsqDriver) {
+  const Tensor a = zeros(Shape{4, 3}, DType::F64), b = zeros(Shape{4, 2}, DType::F64);
+  expect_error<InvalidArgument>([&] { linalg::lstsq(a, b, "gelsy"); }, "[linalg.lstsq]", "driver");
+  expect_error<InvalidArgument>(
+      [&] { linalg::lstsq(a, b, "gelsd", std::numeric_limits<double>::quiet_NaN()); },
+      "[linalg.lstsq]", "rcond");
+  expect_error<ShapeMismatch>(
+      [&] {
+        linalg::lstsq(a, zeros(Shape{3, 2}, DType::F64), "gelsd");
+      },
+      "[linalg.lstsq]");
 }
 
 TEST(LinalgErrors, SingularAndNotPositiveDefinite) {
@@ -690,6 +786,18 @@ TEST(LinalgGrad, NormsPinvLstsqCond) {
   check(
       "lstsq, wide, vector b", [](const std::vector<Var>& v) { return linalg::lstsq(v[0], v[1]); },
       {test::grad_input({3, 5}, 19), test::grad_input({3}, 20)}, false);
+  check(
+      "lstsq gelsd, tall",
+      [](const std::vector<Var>& v) { return linalg::lstsq(v[0], v[1], "gelsd").solution; },
+      {x, test::grad_input({2, 4, 2}, 18)}, false);
+  check(
+      "lstsq gelsd, wide",
+      [](const std::vector<Var>& v) { return linalg::lstsq(v[0], v[1], "gelsd").solution; },
+      {test::grad_input({3, 5}, 19), test::grad_input({3, 2}, 21)}, false);
+  check(
+      "lstsq gels, residuals",
+      [](const std::vector<Var>& v) { return linalg::lstsq(v[0], v[1], "gels").residuals; },
+      {x, test::grad_input({2, 4, 2}, 18)}, false);
 }
 
 TEST(LinalgGrad, KronAndMatrixExp) {

@@ -1,6 +1,10 @@
 // Linear algebra (DESIGN §10), batched over leading dims: a "matrix" argument is [.., m, n]
-// and every op works on each matrix of the batch. F32 and F64. Contracts (errors, singular
-// and non-definite input, layouts) in docs/semantics.md.
+// and every op works on each matrix of the batch. F32 and F64; the LAPACK-backed
+// factorizations and solves (cholesky, lu_factor, lu, solve_triangular, solve, inv, det,
+// slogdet, qr, eigh, eigvalsh, svd, svdvals, eig, eigvals) and matrix_rank also take
+// Complex64 and Complex128 (cholesky and eigh then read a as Hermitian; eigenvalues and
+// singular values are real, det and slogdet's sign complex). The Var forms are real only. Contracts
+// (errors, singular and non-definite input, layouts) in docs/semantics.md.
 //
 //   Tensor l = linalg::cholesky(a);            // a = l lᵀ
 //   Tensor x = linalg::solve(a, b);            // a x = b
@@ -14,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -66,6 +71,17 @@ struct Svd {
 Svd svd(const Tensor& a, bool full_matrices = true);
 Tensor svdvals(const Tensor& a);
 
+struct Eig {
+  Tensor eigenvalues;   // [.., n] complex, in no particular order
+  Tensor eigenvectors;  // [.., n, n] complex, column j for eigenvalue j, each of unit norm
+};
+// The eigendecomposition a V = V diag(w) of a general square a [.., n, n], real or complex,
+// as PyTorch's linalg.eig: results Complex64 for F32 / Complex64 input, Complex128 for F64 /
+// Complex128 (LAPACK geev; the vectors as geev normalizes them: unit 2-norm, largest
+// component real). NaN or infinity in a: InvalidArgument.
+Eig eig(const Tensor& a);
+Tensor eigvals(const Tensor& a);
+
 // ---- solves and inverses ----
 // The x of a x = b (left) or x a = b (right) for the triangular a [.., n, n] (its upper
 // or lower triangle; unitriangular: ones on the diagonal, which is not read). b [.., n, k]
@@ -114,9 +130,22 @@ Tensor pinv(const Tensor& a);
 // The number of singular values above max(m, n) eps s_max, I64 [..].
 Tensor matrix_rank(const Tensor& a);
 // The least-squares solution x of a x = b for full-rank a [.., m, n] (the minimum-norm one
-// when m < n), b [.., m, k] or [.., m]; through QR. Only the solution is returned (not
-// PyTorch's residuals, rank and singular values).
+// when m < n), b [.., m, k] or [.., m]; through QR (the "gels" driver below). Only the
+// solution is returned; the overload with a driver gives PyTorch's four results.
 Tensor lstsq(const Tensor& a, const Tensor& b);
+struct Lstsq {
+  Tensor solution;         // [.., n, k] (or [.., n] for a vector b)
+  Tensor residuals;        // [.., k]: ||a x - b||² per column, when m > n and a has full rank
+  Tensor rank;             // I64 [..] (gelsd)
+  Tensor singular_values;  // [.., min(m, n)] (gelsd)
+};
+// torch.linalg.lstsq with a driver: "gels" (QR, a of full rank, as lstsq above) or "gelsd"
+// (through the SVD: any rank, the minimum-norm solution; singular values at most rcond s_max
+// count as zero, rcond defaulting to max(m, n) eps). A result the driver does not give is an
+// empty [0] tensor: rank and singular_values for gels; residuals unless m > n and (gelsd)
+// every matrix has full rank.
+Lstsq lstsq(const Tensor& a, const Tensor& b, std::string_view driver,
+            std::optional<double> rcond = std::nullopt);
 
 // ---- Var forms: gradients as PyTorch defines them, written with Var ops ----
 // cholesky: the gradient is symmetric (a is taken as symmetric); eigh likewise, and for
@@ -150,6 +179,12 @@ struct SvdVar {
 // requires grad).
 SvdVar svd(const Var& a, bool full_matrices = true);
 Var svdvals(const Var& a);
+// Forward only: a that requires grad is refused (InvalidArgument); see docs/semantics.md.
+struct EigVar {
+  Var eigenvalues, eigenvectors;
+};
+EigVar eig(const Var& a);
+Var eigvals(const Var& a);
 Var kron(const Var& a, const Var& b);
 Var matrix_exp(const Var& a);
 Var vector_norm(const Var& x, double ord = 2, const std::vector<int64_t>& dims = {},
@@ -159,5 +194,14 @@ Var matrix_norm(const Var& a, double ord, bool keepdim = false);
 Var cond(const Var& a, double p = 2);
 Var pinv(const Var& a);
 Var lstsq(const Var& a, const Var& b);
+struct LstsqVar {
+  Var solution, residuals;
+  Tensor rank;
+  Var singular_values;
+};
+// Differentiable through the compositions (QR for gels, the SVD for gelsd: distinct nonzero
+// singular values, as svd's gradient needs).
+LstsqVar lstsq(const Var& a, const Var& b, std::string_view driver,
+               std::optional<double> rcond = std::nullopt);
 
 }  // namespace numr::linalg

@@ -28,6 +28,10 @@ Var per_matrix(const Var& g) { return unsqueeze(unsqueeze(g, -1), -1); }
 
 void check_var(std::string_view op, const Var& v) {
   if (!v.defined()) fail<InvalidArgument>(op, "input must be defined");
+  // The rules below are written with transposes, which are the adjoints of real matrices only.
+  if (is_complex(v.dtype()))
+    fail<UnsupportedDType>(op, "the Var form takes F32 or F64; for ", v.dtype(),
+                           " call the Tensor form");
 }
 
 // x broadcast to shape as a Var op (so its gradient sums back), or x itself.
@@ -259,6 +263,25 @@ SvdVar svd(const Var& a, bool full_matrices) {
   return {out[0], out[1], out[2]};
 }
 
+EigVar eig(const Var& a) {
+  constexpr std::string_view op = "linalg.eig";
+  const OpScope scope(op);
+  check_var(op, a);
+  if (a.requires_grad() && grad_enabled())
+    fail<InvalidArgument>(op, "the gradient of eig is not implemented; detach the input");
+  const Eig r = eig(a.tensor());
+  return {constant_of(r.eigenvalues), constant_of(r.eigenvectors)};
+}
+
+Var eigvals(const Var& a) {
+  constexpr std::string_view op = "linalg.eigvals";
+  const OpScope scope(op);
+  check_var(op, a);
+  if (a.requires_grad() && grad_enabled())
+    fail<InvalidArgument>(op, "the gradient of eigvals is not implemented; detach the input");
+  return constant_of(eigvals(a.tensor()));
+}
+
 Var svdvals(const Var& a) {
   const OpScope scope("linalg.svdvals");
   if (a.defined() && (!a.requires_grad() || !grad_enabled()))
@@ -342,6 +365,22 @@ Var lstsq(const Var& a, const Var& b) {
   const bool vec = detail::solve_is_vector(a.tensor(), b.tensor());
   const Var x = detail::lstsq_of(a, vec ? unsqueeze(b, -1) : b);
   return vec ? squeeze(x, -1) : x;
+}
+
+LstsqVar lstsq(const Var& a, const Var& b, std::string_view driver, std::optional<double> rcond) {
+  constexpr std::string_view op = "linalg.lstsq";
+  const OpScope scope(op);
+  check_var(op, a);
+  check_var(op, b);
+  detail::check_lstsq(a.tensor(), b.tensor());
+  const double rc = detail::lstsq_rcond(a.tensor(), driver, rcond);
+  const bool vec = detail::solve_is_vector(a.tensor(), b.tensor());
+  auto r = detail::lstsq_driver_of(a, vec ? unsqueeze(b, -1) : b, driver, rc);
+  if (vec) {
+    r.solution = squeeze(r.solution, -1);
+    if (r.residuals.shape().size() > 1) r.residuals = squeeze(r.residuals, -1);
+  }
+  return {r.solution, r.residuals, r.rank, r.singular_values};
 }
 
 }  // namespace numr::linalg

@@ -9,6 +9,11 @@
 // it), contiguous, and the batch elements follow one another: matrix i of a [rows, cols]
 // operand starts at element i * rows * cols. The front ends make that layout with
 // transpose + contiguous and read the results back the same way.
+//
+// Complex matrices (LinalgCall::complex) arrive as the real views of their storage
+// (view_as_real): each element an interleaved (re, im) pair of `dtype`, which is LAPACK's and
+// cuSOLVER's complex layout, so a TensorRef of a complex operand points at its first real
+// part and its elements count pairs, not reals.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +49,11 @@ enum class LinalgKernel : uint8_t {
   // vt [vt_rows, n] (u_cols = vt_rows = min(m, n), or m and n when complete). info[i] > 0:
   // no convergence.
   svd,
+  // a [n, n] (destroyed), general (not symmetric); w [batch, n] complex eigenvalues, always
+  // complex pairs whether a is or not; with_vectors: u [n, n] complex right eigenvectors
+  // (column j with w[j]), each of unit 2-norm as LAPACK's geev leaves them. Eigenvalues come
+  // in no particular order. info[i] > 0: the QR algorithm did not converge.
+  eig,
 };
 
 struct LinalgCall {
@@ -54,11 +64,17 @@ struct LinalgCall {
   TensorRef a, b, q, r, w, u, vt, pivots, perm, info;  // those the kernel uses; info I32 [batch]
   bool upper = false, left = true, unitriangular = false, complete = false, with_q = true,
        with_vectors = true, with_perm = false;
+  // Every floating operand but the real results w of eigh and svd (eigenvalues, singular
+  // values) is complex: pairs of `dtype` (which stays F32 or F64). The Hermitian kernels
+  // then read a's triangle as Hermitian (cholesky, eigh), Q and U are unitary, vt is Vᴴ.
+  // supports() is asked with the complex dtype (Complex64 or Complex128) for these calls.
+  bool complex = false;
 };
 
 class LinalgKernels {
  public:
   virtual ~LinalgKernels() = default;
+  // t: F32 or F64, or Complex64 / Complex128 for a call with `complex` set.
   virtual bool supports(LinalgKernel kernel, DType t) const = 0;
   virtual void run(const LinalgCall& call) = 0;
 };

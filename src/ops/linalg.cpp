@@ -11,6 +11,7 @@
 
 #include "core/linalg_backend.h"
 #include "core/op_scope.h"
+#include "numr/complex.h"
 #include "numr/error.h"
 #include "numr/ops.h"
 #include "ops/linalg_compose.h"
@@ -18,10 +19,13 @@
 namespace numr::linalg {
 namespace detail {
 
-void check_matrix(std::string_view op, const Tensor& a, bool square) {
+void check_matrix(std::string_view op, const Tensor& a, bool square, bool allow_complex) {
   if (!a.defined()) fail<InvalidArgument>(op, "input must be defined");
-  if (a.dtype() != DType::F32 && a.dtype() != DType::F64)
-    fail<UnsupportedDType>(op, "expected a F32 or F64 tensor, got ", a.dtype());
+  if (allow_complex && is_complex(a.dtype())) {
+  } else if (a.dtype() != DType::F32 && a.dtype() != DType::F64) {
+    fail<UnsupportedDType>(op, "expected a F32 or F64 tensor", allow_complex ? " (or complex)" : "",
+                           ", got ", a.dtype());
+  }
   if (a.dim() < 2)
     fail<InvalidDimension>(op, "expected a matrix or a batch of matrices [.., m, n], got ",
                            shape_str(a.shape()));
@@ -42,9 +46,9 @@ void check_same_kind(std::string_view op, const Tensor& a, const Tensor& b) {
 
 void check_triangular_operands(const Tensor& a, const Tensor& b, bool left) {
   constexpr std::string_view op = "linalg.solve_triangular";
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   check_same_kind(op, a, b);
-  check_matrix(op, b, false);
+  check_matrix(op, b, false, true);
   const int64_t n = a.size(-1), bn = left ? b.size(-2) : b.size(-1);
   if (bn != n)
     fail<ShapeMismatch>(op, "b ", shape_str(b.shape()), " does not fit a ", shape_str(a.shape()),
@@ -66,7 +70,37 @@ Shape solve_batch(std::string_view op, const Tensor& a, const Tensor& b) {
 
 Tensor diagonal(const Tensor& a) {
   const Tensor mask = eye(a.size(-2), a.size(-1), DType::Bool, a.device());
+  if (is_complex(a.dtype()))  // the masked sum on the parts: [.., n, n, 2] -> [.., n, 2]
+    return view_as_complex(sum(where_cond(mask.unsqueeze(-1), view_as_real(a), 0.0), {-2}));
   return sum(where_cond(mask, a, 0.0), {-1});
+}
+
+Tensor triangle(const Tensor& a, bool upper, int64_t k) {
+  if (!is_complex(a.dtype())) return upper ? triu(a, k) : tril(a, k);
+  const Tensor ones_mask =
+      ones(Shape{a.size(-2), a.size(-1)}, complex_part_dtype(a.dtype()), a.device());
+  const Tensor mask = (upper ? triu(ones_mask, k) : tril(ones_mask, k)).unsqueeze(-1);
+  return view_as_complex((view_as_real(a) * mask).contiguous());
+}
+
+Tensor eye_of(int64_t n, int64_t m, DType t, Device d) {
+  return is_complex(t) ? eye(n, m, complex_part_dtype(t), d).cast(t) : eye(n, m, t, d);
+}
+
+Tensor scale_parts(const Tensor& z, const Tensor& r) {
+  if (!is_complex(z.dtype())) return z * r;
+  return view_as_complex((view_as_real(z) * r.unsqueeze(-1)).contiguous());
+}
+
+Tensor complex_prod(Tensor z) {
+  // Pairwise products in log2(n) rounds: complex has mul but no prod reduction.
+  if (z.size(-1) == 0) return ones(lead(z, 1), z.dtype(), z.device());
+  while (z.size(-1) > 1) {
+    const int64_t len = z.size(-1), h = len / 2;
+    Tensor p = z.narrow(-1, 0, h) * z.narrow(-1, h, h);
+    z = len % 2 ? cat({p, z.narrow(-1, 2 * h, 1)}, -1) : p;
+  }
+  return z.squeeze(-1).contiguous();
 }
 
 void check_kron(const Tensor& a, const Tensor& b) {
@@ -95,6 +129,19 @@ namespace {
 using detail::check_matrix;
 using detail::lead;
 
+// A matrix operand of a kernel: a complex one as the real view of its storage, the layout
+// LinalgCall::complex describes (core/linalg_backend.h).
+TensorRef kref(const Tensor& t) {
+  return is_complex(t.dtype()) ? ref_of(view_as_real(t)) : ref_of(t);
+}
+
+// The precision and complexity of a's operands.
+void set_dtype(LinalgCall& c, const Tensor& a) {
+  c.dtype = complex_part_dtype(a.dtype());
+  c.complex = is_complex(a.dtype());
+  c.device = a.device();
+}
+
 const char* kernel_name(LinalgKernel k) {
   switch (k) {
     case LinalgKernel::cholesky: return "cholesky";
@@ -104,6 +151,7 @@ const char* kernel_name(LinalgKernel k) {
     case LinalgKernel::qr: return "qr";
     case LinalgKernel::eigh: return "eigh";
     case LinalgKernel::svd: return "svd";
+    case LinalgKernel::eig: return "eig";
   }
   return "?";
 }
@@ -167,12 +215,11 @@ Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch,
   f.info = new_info(batch, a.device());
   LinalgCall c;
   c.kernel = LinalgKernel::lu_factor;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.m = m;
   c.n = n;
-  c.a = ref_of(f.lu);
+  c.a = kref(f.lu);
   c.pivots = ref_of(f.pivots);
   c.info = ref_of(f.info);
   if (with_perm) {
@@ -206,14 +253,13 @@ void lu_solve_col(std::string_view op, const Tensor& a, const Factored& f, Tenso
   LinalgKernels& ks = kernels_for(op, a, LinalgKernel::lu_solve);
   LinalgCall c;
   c.kernel = LinalgKernel::lu_solve;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.n = a.size(-1);
   c.k = b.size(-2);
-  c.a = ref_of(f.lu);
+  c.a = kref(f.lu);
   c.pivots = ref_of(f.pivots);
-  c.b = ref_of(b);
+  c.b = kref(b);
   if (batch * c.n * c.k > 0) ks.run(c);
 }
 
@@ -222,7 +268,7 @@ void lu_solve_col(std::string_view op, const Tensor& a, const Factored& f, Tenso
 Tensor cholesky(const Tensor& a, bool upper) {
   constexpr std::string_view op = "linalg.cholesky";
   const OpScope scope(op);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   LinalgKernels& ks = kernels_for(op, a, LinalgKernel::cholesky);
   const Shape ls = lead(a, 2);
   const int64_t batch = batch_of(ls), n = a.size(-1);
@@ -230,12 +276,11 @@ Tensor cholesky(const Tensor& a, bool upper) {
   const Tensor info = new_info(batch, a.device());
   LinalgCall c;
   c.kernel = LinalgKernel::cholesky;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.n = n;
   c.upper = upper;
-  c.a = ref_of(col);
+  c.a = kref(col);
   c.info = ref_of(info);
   if (batch * n > 0) ks.run(c);
   int32_t v = 0;
@@ -244,13 +289,13 @@ Tensor cholesky(const Tensor& a, bool upper) {
                           where_in_batch(i, batch), ": its leading minor of order ", v,
                           " is not positive");
   const Tensor r = from_col_major(col, ls);
-  return upper ? triu(r) : tril(r);
+  return detail::triangle(r, upper, 0);
 }
 
 LuFactor lu_factor(const Tensor& a) {
   constexpr std::string_view op = "linalg.lu_factor";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   const Shape ls = lead(a, 2);
   const Factored f = lu_factor_col(op, a, batch_of(ls));
   Shape ps = ls;
@@ -261,14 +306,15 @@ LuFactor lu_factor(const Tensor& a) {
 Lu lu(const Tensor& a) {
   constexpr std::string_view op = "linalg.lu";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   const Shape ls = lead(a, 2);
   const int64_t batch = batch_of(ls), m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   const Factored f = lu_factor_col(op, a, batch, /*with_perm=*/true);
   const Tensor packed = from_col_major(f.lu, ls);
   Lu r;
-  r.L = tril(packed.narrow(-1, 0, k), -1) + eye(m, k, a.dtype(), a.device());
-  r.U = triu(packed.narrow(-2, 0, k));
+  r.L = detail::triangle(packed.narrow(-1, 0, k), false, -1) +
+        detail::eye_of(m, k, a.dtype(), a.device());
+  r.U = detail::triangle(packed.narrow(-2, 0, k), true, 0);
   Shape s = ls;
   s.push_back(1);
   s.push_back(m);
@@ -296,16 +342,15 @@ Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left,
   Tensor bc = col_major(b.broadcast_to(bfull), batch);
   LinalgCall c;
   c.kernel = LinalgKernel::triangular_solve;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.n = n;
   c.k = k;
   c.upper = upper;
   c.left = left;
   c.unitriangular = unitriangular;
-  c.a = ref_of(ac);
-  c.b = ref_of(bc);
+  c.a = kref(ac);
+  c.b = kref(bc);
   if (batch * n * k > 0) ks.run(c);
   return from_col_major(bc, bs);
 }
@@ -313,10 +358,8 @@ Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left,
 Tensor solve(const Tensor& a, const Tensor& b) {
   constexpr std::string_view op = "linalg.solve";
   const OpScope scope(op);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   detail::check_same_kind(op, a, b);
-  if (b.dtype() != DType::F32 && b.dtype() != DType::F64)
-    fail<UnsupportedDType>(op, "expected a F32 or F64 tensor, got ", b.dtype());
   const bool vec = detail::solve_is_vector(a, b);
   const Tensor bm = vec ? b.unsqueeze(-1) : b;
   const Shape bs = detail::solve_batch(op, a, bm);
@@ -337,7 +380,7 @@ Tensor solve(const Tensor& a, const Tensor& b) {
 Tensor inv(const Tensor& a) {
   constexpr std::string_view op = "linalg.inv";
   const OpScope scope(op);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   const Shape ls = lead(a, 2);
   const int64_t batch = batch_of(ls), n = a.size(-1);
   const Factored f = lu_factor_col(op, a, batch);
@@ -345,8 +388,10 @@ Tensor inv(const Tensor& a) {
   s.push_back(n);
   s.push_back(n);
   // The identity is symmetric, so its row-major copy is already column-major.
-  Tensor x =
-      eye(n, n, a.dtype(), a.device()).broadcast_to(s).contiguous().reshape(Shape{batch, n, n});
+  Tensor x = detail::eye_of(n, n, a.dtype(), a.device())
+                 .broadcast_to(s)
+                 .contiguous()
+                 .reshape(Shape{batch, n, n});
   lu_solve_col(op, a, f, x, batch);
   return from_col_major(x, ls);
 }
@@ -354,7 +399,7 @@ Tensor inv(const Tensor& a) {
 Slogdet slogdet(const Tensor& a) {
   constexpr std::string_view op = "linalg.slogdet";
   const OpScope scope(op);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   const Shape ls = lead(a, 2);
   const Factored f = lu_factor_col(op, a, batch_of(ls));
   Shape ds = ls;
@@ -363,28 +408,40 @@ Slogdet slogdet(const Tensor& a) {
   Shape ps = ls;
   ps.push_back(f.pivots.size(-1));
   Slogdet r;
-  r.sign = prod(sign(d), {-1}) * pivot_sign(f.pivots.reshape(ps), a.dtype());
-  r.logabsdet = sum(log(abs(d)), {-1});
+  const Tensor mag = abs(d);
+  const DType part = complex_part_dtype(a.dtype());
+  const Tensor psign = pivot_sign(f.pivots.reshape(ps), part);
+  if (is_complex(a.dtype())) {
+    // sign = det / |det|: the product of the unit phases d / |d|, 0 when some d is 0.
+    const Tensor unit = where_cond(eq(mag, zeros({}, part, a.device())).unsqueeze(-1), 0.0,
+                                   view_as_real(d) / mag.unsqueeze(-1));
+    r.sign = detail::scale_parts(detail::complex_prod(view_as_complex(unit.contiguous())), psign);
+  } else {
+    r.sign = prod(sign(d), {-1}) * psign;
+  }
+  r.logabsdet = sum(log(mag), {-1});
   return r;
 }
 
 Tensor det(const Tensor& a) {
   constexpr std::string_view op = "linalg.det";
   const OpScope scope(op);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   const Shape ls = lead(a, 2);
   const Factored f = lu_factor_col(op, a, batch_of(ls));
   Shape ds = ls, ps = ls;
   ds.push_back(a.size(-1));
   ps.push_back(f.pivots.size(-1));
   const Tensor d = detail::diagonal(f.lu).reshape(ds);
-  return prod(d, {-1}) * pivot_sign(f.pivots.reshape(ps), a.dtype());
+  const Tensor psign = pivot_sign(f.pivots.reshape(ps), complex_part_dtype(a.dtype()));
+  if (is_complex(a.dtype())) return detail::scale_parts(detail::complex_prod(d), psign);
+  return prod(d, {-1}) * psign;
 }
 
 Qr qr(const Tensor& a, std::string_view mode) {
   constexpr std::string_view op = "linalg.qr";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   if (mode != "reduced" && mode != "complete" && mode != "r")
     fail<InvalidArgument>(op, "mode must be \"reduced\", \"complete\" or \"r\", got \"", mode,
                           "\"");
@@ -398,20 +455,21 @@ Qr qr(const Tensor& a, std::string_view mode) {
   Tensor r = Tensor::empty(Shape{batch, n, qc}, a.dtype(), a.device());
   LinalgCall c;
   c.kernel = LinalgKernel::qr;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.m = m;
   c.n = n;
   c.complete = complete;
   c.with_q = with_q;
-  c.a = ref_of(ac);
-  if (with_q) c.q = ref_of(q);
-  c.r = ref_of(r);
+  c.a = kref(ac);
+  if (with_q) c.q = kref(q);
+  c.r = kref(r);
   if (batch > 0 && (qc > 0 || n > 0)) {
     if (m * n == 0) {  // nothing to factor: Q is the identity's first columns, R zero
       if (with_q)
-        q = eye(qc, m, a.dtype(), a.device()).broadcast_to(Shape{batch, qc, m}).contiguous();
+        q = detail::eye_of(qc, m, a.dtype(), a.device())
+                .broadcast_to(Shape{batch, qc, m})
+                .contiguous();
       r = zeros(Shape{batch, n, qc}, a.dtype(), a.device());
     } else {
       ks.run(c);
@@ -426,22 +484,21 @@ Qr qr(const Tensor& a, std::string_view mode) {
 namespace {
 
 Eigh eigh_impl(std::string_view op, const Tensor& a, bool with_vectors) {
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   LinalgKernels& ks = kernels_for(op, a, LinalgKernel::eigh);
   const Shape ls = lead(a, 2);
   const int64_t batch = batch_of(ls), n = a.size(-1);
   Tensor ac = col_major(a, batch);
-  Tensor w = Tensor::empty(Shape{batch, n}, a.dtype(), a.device());
+  Tensor w = Tensor::empty(Shape{batch, n}, complex_part_dtype(a.dtype()), a.device());
   const Tensor info = new_info(batch, a.device());
   LinalgCall c;
   c.kernel = LinalgKernel::eigh;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.n = n;
   c.upper = false;
   c.with_vectors = with_vectors;
-  c.a = ref_of(ac);
+  c.a = kref(ac);
   c.w = ref_of(w);
   c.info = ref_of(info);
   if (batch * n > 0) ks.run(c);
@@ -458,13 +515,13 @@ Eigh eigh_impl(std::string_view op, const Tensor& a, bool with_vectors) {
 }
 
 Svd svd_impl(std::string_view op, const Tensor& a, bool with_vectors, bool full) {
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   LinalgKernels& ks = kernels_for(op, a, LinalgKernel::svd);
   const Shape ls = lead(a, 2);
   const int64_t batch = batch_of(ls), m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   const int64_t uc = full ? m : k, vr = full ? n : k;
   Tensor ac = col_major(a, batch);
-  Tensor s = Tensor::empty(Shape{batch, k}, a.dtype(), a.device());
+  Tensor s = Tensor::empty(Shape{batch, k}, complex_part_dtype(a.dtype()), a.device());
   Tensor u, vt;
   if (with_vectors) {
     u = Tensor::empty(Shape{batch, uc, m}, a.dtype(), a.device());
@@ -473,25 +530,25 @@ Svd svd_impl(std::string_view op, const Tensor& a, bool with_vectors, bool full)
   const Tensor info = new_info(batch, a.device());
   LinalgCall c;
   c.kernel = LinalgKernel::svd;
-  c.dtype = a.dtype();
-  c.device = a.device();
+  set_dtype(c, a);
   c.batch = batch;
   c.m = m;
   c.n = n;
   c.complete = full;
   c.with_vectors = with_vectors;
-  c.a = ref_of(ac);
+  c.a = kref(ac);
   c.w = ref_of(s);
   if (with_vectors) {
-    c.u = ref_of(u);
-    c.vt = ref_of(vt);
+    c.u = kref(u);
+    c.vt = kref(vt);
   }
   c.info = ref_of(info);
   if (batch > 0 && m * n > 0) {
     ks.run(c);
   } else if (with_vectors && batch > 0) {  // an empty matrix: identities (as LAPACK's "A")
-    u = eye(uc, m, a.dtype(), a.device()).broadcast_to(Shape{batch, uc, m}).contiguous();
-    vt = eye(n, vr, a.dtype(), a.device()).broadcast_to(Shape{batch, n, vr}).contiguous();
+    u = detail::eye_of(uc, m, a.dtype(), a.device()).broadcast_to(Shape{batch, uc, m}).contiguous();
+    vt =
+        detail::eye_of(n, vr, a.dtype(), a.device()).broadcast_to(Shape{batch, n, vr}).contiguous();
   }
   int32_t v = 0;
   if (const int64_t i = first_failure(info, &v); i >= 0)
@@ -528,6 +585,58 @@ Svd svd(const Tensor& a, bool full_matrices) {
 Tensor svdvals(const Tensor& a) {
   const OpScope scope("linalg.svdvals");
   return svd_impl("linalg.svdvals", a, false, false).S;
+}
+
+namespace {
+
+Eig eig_impl(std::string_view op, const Tensor& a, bool with_vectors) {
+  check_matrix(op, a, true, true);
+  LinalgKernels& ks = kernels_for(op, a, LinalgKernel::eig);
+  // geev's balancing and QR iteration are not defined on NaN or infinity (PyTorch checks too).
+  const Tensor parts = is_complex(a.dtype()) ? view_as_real(a) : a;
+  // x * 0 is 0 for finite x and NaN for NaN or infinity.
+  if (a.numel() > 0 && sum(parts * 0.0).item_double() != 0.0)
+    fail<InvalidArgument>(current_op(op), "the input holds NaN or infinity");
+  const Shape ls = lead(a, 2);
+  const int64_t batch = batch_of(ls), n = a.size(-1);
+  const DType ct = complex_dtype_for(complex_part_dtype(a.dtype()));
+  Tensor ac = col_major(a, batch);
+  Tensor w = Tensor::empty(Shape{batch, n}, ct, a.device());
+  Tensor v = with_vectors ? Tensor::empty(Shape{batch, n, n}, ct, a.device()) : Tensor();
+  const Tensor info = new_info(batch, a.device());
+  LinalgCall c;
+  c.kernel = LinalgKernel::eig;
+  set_dtype(c, a);
+  c.batch = batch;
+  c.n = n;
+  c.with_vectors = with_vectors;
+  c.a = kref(ac);
+  c.w = kref(w);
+  if (with_vectors) c.u = kref(v);
+  c.info = ref_of(info);
+  if (batch * n > 0) ks.run(c);
+  int32_t bad = 0;
+  if (const int64_t i = first_failure(info, &bad); i >= 0)
+    fail<InvalidArgument>(current_op(op), "the eigenvalue iteration did not converge",
+                          where_in_batch(i, batch));
+  Shape ws = ls;
+  ws.push_back(n);
+  Eig r;
+  r.eigenvalues = w.reshape(ws);
+  if (with_vectors) r.eigenvectors = from_col_major(v, ls);
+  return r;
+}
+
+}  // namespace
+
+Eig eig(const Tensor& a) {
+  const OpScope scope("linalg.eig");
+  return eig_impl("linalg.eig", a, true);
+}
+
+Tensor eigvals(const Tensor& a) {
+  const OpScope scope("linalg.eigvals");
+  return eig_impl("linalg.eigvals", a, false).eigenvalues;
 }
 
 }  // namespace numr::linalg
@@ -572,8 +681,9 @@ void check_norm_name(std::string_view op, std::string_view ord) {
 
 double default_rtol(const Tensor& a) {
   return double(std::max(a.size(-2), a.size(-1))) *
-         (a.dtype() == DType::F64 ? std::numeric_limits<double>::epsilon()
-                                  : double(std::numeric_limits<float>::epsilon()));
+         (complex_part_dtype(a.dtype()) == DType::F64
+              ? std::numeric_limits<double>::epsilon()
+              : double(std::numeric_limits<float>::epsilon()));
 }
 
 void check_lstsq(const Tensor& a, const Tensor& b) {
@@ -585,6 +695,14 @@ void check_lstsq(const Tensor& a, const Tensor& b) {
     fail<ShapeMismatch>(op, "b ", shape_str(b.shape()), " does not fit a ", shape_str(a.shape()),
                         " (b is [.., m, k] or [.., m])");
   (void)broadcast_shapes(op, lead(a, 2), lead(b, vec ? 1 : 2));
+}
+
+double lstsq_rcond(const Tensor& a, std::string_view driver, std::optional<double> rcond) {
+  constexpr std::string_view op = "linalg.lstsq";
+  if (driver != "gels" && driver != "gelsd")
+    fail<InvalidArgument>(op, "driver must be \"gels\" or \"gelsd\", got \"", driver, "\"");
+  if (rcond && std::isnan(*rcond)) fail<InvalidArgument>(op, "rcond must not be NaN");
+  return rcond ? *rcond : default_rtol(a);
 }
 
 }  // namespace detail
@@ -645,7 +763,7 @@ Tensor pinv(const Tensor& a) {
 Tensor matrix_rank(const Tensor& a) {
   constexpr std::string_view op = "linalg.matrix_rank";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   Shape out = detail::lead(a, 2);
   if (std::min(a.size(-2), a.size(-1)) == 0) return zeros(out, DType::I64, a.device());
   const Tensor s = svdvals(a);
@@ -659,6 +777,21 @@ Tensor lstsq(const Tensor& a, const Tensor& b) {
   const bool vec = detail::solve_is_vector(a, b);
   const Tensor x = detail::lstsq_of(a, vec ? b.unsqueeze(-1) : b);
   return vec ? x.squeeze(-1) : x;
+}
+
+Lstsq lstsq(const Tensor& a, const Tensor& b, std::string_view driver,
+            std::optional<double> rcond) {
+  constexpr std::string_view op = "linalg.lstsq";
+  const OpScope scope(op);
+  detail::check_lstsq(a, b);
+  const double rc = detail::lstsq_rcond(a, driver, rcond);
+  const bool vec = detail::solve_is_vector(a, b);
+  auto r = detail::lstsq_driver_of(a, vec ? b.unsqueeze(-1) : b, driver, rc);
+  if (vec) {
+    r.solution = r.solution.squeeze(-1);
+    if (r.residuals.dim() > 1) r.residuals = r.residuals.squeeze(-1);
+  }
+  return {r.solution, r.residuals, r.rank, r.singular_values};
 }
 
 }  // namespace numr::linalg

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <string_view>
 
 #include "numr/ops.h"
 #include "ops/linalg.h"
@@ -116,6 +117,64 @@ T lstsq_of(const T& a, const T& b) {
   }
   const auto f = qr(transpose(a, -2, -1));
   return matmul(f.Q, solve_triangular(transpose(f.R, -2, -1), b, /*upper=*/false));
+}
+
+// lstsq's results (torch.linalg.lstsq's four); a result the driver does not compute is an
+// empty [0] tensor (rank I64, the others a's dtype).
+template <class T>
+struct LstsqOf {
+  T solution, residuals;
+  Tensor rank;
+  T singular_values;
+};
+
+// ||a x - b||² of each column [.., k] where m > n and (for the SVD) every matrix has full
+// rank, as PyTorch returns it; else the empty tensor.
+template <class T>
+T lstsq_residuals(const T& a, const T& b, const T& x, bool computed) {
+  if (!computed) return T(Tensor::empty(Shape{0}, a.dtype(), a.device()));
+  const T r = matmul(a, x) - b;
+  return sum(r * r, {-2});
+}
+
+// driver "gels": lstsq_of (a of full rank). "gelsd": the minimum-norm solution through the
+// SVD, x = V diag(1/s) Uᵀ b over the singular values above rcond s_max (the others count as
+// zero), which handles a of any rank; with the rank and the singular values.
+template <class T>
+LstsqOf<T> lstsq_driver_of(const T& a, const T& b, std::string_view driver, double rcond) {
+  const int64_t m = a.shape().end()[-2], n = a.shape().back(), k = std::min(m, n);
+  const auto empty = [&](DType t) { return Tensor::empty(Shape{0}, t, a.device()); };
+  LstsqOf<T> out;
+  if (driver == "gels") {
+    out.solution = lstsq_of(a, b);
+    out.residuals = lstsq_residuals(a, b, out.solution, m > n);
+    out.rank = empty(DType::I64);
+    out.singular_values = T(empty(a.dtype()));
+    return out;
+  }
+  Shape lead(a.shape().begin(), a.shape().end() - 2);
+  if (k == 0) {  // nothing to invert: x = 0, rank 0
+    out.solution = matmul(transpose(a, -2, -1), b) * 0.0;
+    out.rank = zeros(lead, DType::I64, a.device());
+    Shape ss = lead;
+    ss.push_back(0);
+    out.singular_values = T(zeros(ss, a.dtype(), a.device()));
+    out.residuals = lstsq_residuals(a, b, out.solution, false);
+    return out;
+  }
+  const auto r = svd(a, /*full_matrices=*/false);
+  const Tensor s = value_of(r.S);
+  const Tensor keep = gt(s, s.narrow(-1, 0, 1) * rcond);
+  const T s_inv = where_cond(keep, 1.0 / where_cond(keep, r.S, 1.0), 0.0);
+  out.solution =
+      matmul(transpose(r.Vh, -2, -1) * unsqueeze(s_inv, -2), matmul(transpose(r.U, -2, -1), b));
+  const Tensor rank = sum(keep.cast(DType::I64), {-1});
+  out.rank = rank;
+  bool full = m > n;
+  for (int64_t rk : rank.to(Device::cpu()).contiguous().to_vector<int64_t>()) full &= rk == n;
+  out.residuals = lstsq_residuals(a, b, out.solution, full);
+  out.singular_values = r.S;
+  return out;
 }
 
 }  // namespace numr::linalg::detail

@@ -3,7 +3,9 @@
 // one matrix per task; large ones one after another, each using the BLAS's threads.
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/linalg_backend.h"
@@ -44,6 +46,54 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
              double* u, const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork,
              int* iwork, int* info);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr,
+            float* wi, float* vl, const int* ldvl, float* vr, const int* ldvr, float* work,
+            const int* lwork, int* info);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
+            double* wr, double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr,
+            double* work, const int* lwork, int* info);
+// The complex routines take std::complex<T>* where LAPACK has COMPLEX / COMPLEX*16: the
+// same layout (an array of two T).
+using c32 = std::complex<float>;
+using c64 = std::complex<double>;
+void cpotrf_(const char* uplo, const int* n, c32* a, const int* lda, int* info);
+void zpotrf_(const char* uplo, const int* n, c64* a, const int* lda, int* info);
+void cgetrf_(const int* m, const int* n, c32* a, const int* lda, int* ipiv, int* info);
+void zgetrf_(const int* m, const int* n, c64* a, const int* lda, int* ipiv, int* info);
+void cgetrs_(const char* trans, const int* n, const int* nrhs, const c32* a, const int* lda,
+             const int* ipiv, c32* b, const int* ldb, int* info);
+void zgetrs_(const char* trans, const int* n, const int* nrhs, const c64* a, const int* lda,
+             const int* ipiv, c64* b, const int* ldb, int* info);
+void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const c32* alpha, const c32* a, const int* lda, c32* b, const int* ldb);
+void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const c64* alpha, const c64* a, const int* lda, c64* b, const int* ldb);
+void cgeqrf_(const int* m, const int* n, c32* a, const int* lda, c32* tau, c32* work,
+             const int* lwork, int* info);
+void zgeqrf_(const int* m, const int* n, c64* a, const int* lda, c64* tau, c64* work,
+             const int* lwork, int* info);
+void cungqr_(const int* m, const int* n, const int* k, c32* a, const int* lda, const c32* tau,
+             c32* work, const int* lwork, int* info);
+void zungqr_(const int* m, const int* n, const int* k, c64* a, const int* lda, const c64* tau,
+             c64* work, const int* lwork, int* info);
+void cheevd_(const char* jobz, const char* uplo, const int* n, c32* a, const int* lda, float* w,
+             c32* work, const int* lwork, float* rwork, const int* lrwork, int* iwork,
+             const int* liwork, int* info);
+void zheevd_(const char* jobz, const char* uplo, const int* n, c64* a, const int* lda, double* w,
+             c64* work, const int* lwork, double* rwork, const int* lrwork, int* iwork,
+             const int* liwork, int* info);
+void cgesdd_(const char* jobz, const int* m, const int* n, c32* a, const int* lda, float* s, c32* u,
+             const int* ldu, c32* vt, const int* ldvt, c32* work, const int* lwork, float* rwork,
+             int* iwork, int* info);
+void zgesdd_(const char* jobz, const int* m, const int* n, c64* a, const int* lda, double* s,
+             c64* u, const int* ldu, c64* vt, const int* ldvt, c64* work, const int* lwork,
+             double* rwork, int* iwork, int* info);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, c32* a, const int* lda, c32* w,
+            c32* vl, const int* ldvl, c32* vr, const int* ldvr, c32* work, const int* lwork,
+            float* rwork, int* info);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, c64* a, const int* lda, c64* w,
+            c64* vl, const int* ldvl, c64* vr, const int* ldvr, c64* work, const int* lwork,
+            double* rwork, int* info);
 }
 
 namespace numr {
@@ -108,10 +158,111 @@ void gesdd(const char* j, const int* m, const int* n, double* a, const int* l, d
            const int* lu, double* vt, const int* lv, double* w, const int* lw, int* iw, int* i) {
   dgesdd_(j, m, n, a, l, s, u, lu, vt, lv, w, lw, iw, i);
 }
+void potrf(const char* u, const int* n, c32* a, const int* l, int* i) { cpotrf_(u, n, a, l, i); }
+void potrf(const char* u, const int* n, c64* a, const int* l, int* i) { zpotrf_(u, n, a, l, i); }
+void getrf(const int* m, const int* n, c32* a, const int* l, int* p, int* i) {
+  cgetrf_(m, n, a, l, p, i);
+}
+void getrf(const int* m, const int* n, c64* a, const int* l, int* p, int* i) {
+  zgetrf_(m, n, a, l, p, i);
+}
+void getrs(const int* n, const int* k, const c32* a, const int* l, const int* p, c32* b,
+           const int* lb, int* i) {
+  cgetrs_("N", n, k, a, l, p, b, lb, i);
+}
+void getrs(const int* n, const int* k, const c64* a, const int* l, const int* p, c64* b,
+           const int* lb, int* i) {
+  zgetrs_("N", n, k, a, l, p, b, lb, i);
+}
+void trsm(const char* s, const char* u, const char* d, const int* m, const int* n, const c32* a,
+          const int* l, c32* b, const int* lb) {
+  const c32 one = 1.0f;
+  ctrsm_(s, u, "N", d, m, n, &one, a, l, b, lb);
+}
+void trsm(const char* s, const char* u, const char* d, const int* m, const int* n, const c64* a,
+          const int* l, c64* b, const int* lb) {
+  const c64 one = 1.0;
+  ztrsm_(s, u, "N", d, m, n, &one, a, l, b, lb);
+}
+void geqrf(const int* m, const int* n, c32* a, const int* l, c32* t, c32* w, const int* lw,
+           int* i) {
+  cgeqrf_(m, n, a, l, t, w, lw, i);
+}
+void geqrf(const int* m, const int* n, c64* a, const int* l, c64* t, c64* w, const int* lw,
+           int* i) {
+  zgeqrf_(m, n, a, l, t, w, lw, i);
+}
+// Q of the complex QR is unitary: LAPACK's ungqr, the orgqr of complex matrices.
+void orgqr(const int* m, const int* n, const int* k, c32* a, const int* l, const c32* t, c32* w,
+           const int* lw, int* i) {
+  cungqr_(m, n, k, a, l, t, w, lw, i);
+}
+void orgqr(const int* m, const int* n, const int* k, c64* a, const int* l, const c64* t, c64* w,
+           const int* lw, int* i) {
+  zungqr_(m, n, k, a, l, t, w, lw, i);
+}
+void heevd(const char* j, const char* u, const int* n, c32* a, const int* l, float* w, c32* wk,
+           const int* lw, float* rw, const int* lrw, int* iw, const int* liw, int* i) {
+  cheevd_(j, u, n, a, l, w, wk, lw, rw, lrw, iw, liw, i);
+}
+void heevd(const char* j, const char* u, const int* n, c64* a, const int* l, double* w, c64* wk,
+           const int* lw, double* rw, const int* lrw, int* iw, const int* liw, int* i) {
+  zheevd_(j, u, n, a, l, w, wk, lw, rw, lrw, iw, liw, i);
+}
+void gesdd(const char* j, const int* m, const int* n, c32* a, const int* l, float* s, c32* u,
+           const int* lu, c32* vt, const int* lv, c32* w, const int* lw, float* rw, int* iw,
+           int* i) {
+  cgesdd_(j, m, n, a, l, s, u, lu, vt, lv, w, lw, rw, iw, i);
+}
+void gesdd(const char* j, const int* m, const int* n, c64* a, const int* l, double* s, c64* u,
+           const int* lu, c64* vt, const int* lv, c64* w, const int* lw, double* rw, int* iw,
+           int* i) {
+  zgesdd_(j, m, n, a, l, s, u, lu, vt, lv, w, lw, rw, iw, i);
+}
+void geev(const char* jr, const int* n, float* a, const int* l, float* wr, float* wi, float* vr,
+          const int* lv, float* w, const int* lw, int* i) {
+  const int one = 1;
+  sgeev_("N", jr, n, a, l, wr, wi, nullptr, &one, vr, lv, w, lw, i);
+}
+void geev(const char* jr, const int* n, double* a, const int* l, double* wr, double* wi, double* vr,
+          const int* lv, double* w, const int* lw, int* i) {
+  const int one = 1;
+  dgeev_("N", jr, n, a, l, wr, wi, nullptr, &one, vr, lv, w, lw, i);
+}
+void geev(const char* jr, const int* n, c32* a, const int* l, c32* w, c32* vr, const int* lv,
+          c32* wk, const int* lw, float* rw, int* i) {
+  const int one = 1;
+  cgeev_("N", jr, n, a, l, w, nullptr, &one, vr, lv, wk, lw, rw, i);
+}
+void geev(const char* jr, const int* n, c64* a, const int* l, c64* w, c64* vr, const int* lv,
+          c64* wk, const int* lw, double* rw, int* i) {
+  const int one = 1;
+  zgeev_("N", jr, n, a, l, w, nullptr, &one, vr, lv, wk, lw, rw, i);
+}
 
 template <class T>
+struct Real {
+  using type = T;
+};
+template <class T>
+struct Real<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using real_t = typename Real<T>::type;
+template <class T>
+constexpr bool kComplex = !std::is_same_v<T, real_t<T>>;
+
+// A workspace size LAPACK reported in the first element of work.
+template <class T>
+int work_size(T w) {
+  return int(std::real(w));
+}
+
+// A complex operand's ref is its real view: base and offset count reals.
+template <class T>
 T* ptr(const TensorRef& r) {
-  return static_cast<T*>(r.base) + r.offset;
+  return reinterpret_cast<T*>(static_cast<real_t<T>*>(r.base) + r.offset);
 }
 
 // LAPACK's leading dimension must be at least 1 even for an empty matrix.
@@ -214,7 +365,7 @@ void qr(const LinalgCall& c) {
     geqrf(&m, &n, dummy.data(), &lda, dummy.data(), &wq, &neg, &info);
     if (c.with_q && q_cols > 0)
       orgqr(&m, &q_cols, &k, dummy.data(), &lda, dummy.data(), &wq2, &neg, &info);
-    lwork = std::max({1, int(wq), int(wq2), m, n});
+    lwork = std::max({1, work_size(wq), work_size(wq2), m, n});
   }
   for_each_matrix(c.batch, c.m * c.n, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork)), tau(static_cast<size_t>(std::max(k, 1)));
@@ -244,56 +395,149 @@ void qr(const LinalgCall& c) {
 
 template <class T>
 void eigh(const LinalgCall& c) {
+  using R = real_t<T>;
   const int n = int(c.n), lda = ld(c.n);
   const char* jobz = c.with_vectors ? "V" : "N";
   const char* uplo = c.upper ? "U" : "L";
   T* a = ptr<T>(c.a);
-  T* w = ptr<T>(c.w);
+  R* w = ptr<R>(c.w);
   int* info = ptr<int>(c.info);
-  int lwork = 1, liwork = 1;
+  int lwork = 1, lrwork = 1, liwork = 1;
   {
-    T wq = 0, dummy = 0, dw = 0;
+    T wq = 0, dummy = 0;
+    R dw = 0, rwq = 0;
     int iwq = 0, neg = -1, qinfo = 0;
-    syevd(jobz, uplo, &n, &dummy, &lda, &dw, &wq, &neg, &iwq, &neg, &qinfo);
-    lwork = std::max(1, int(wq));
+    if constexpr (kComplex<T>)
+      heevd(jobz, uplo, &n, &dummy, &lda, &dw, &wq, &neg, &rwq, &neg, &iwq, &neg, &qinfo);
+    else
+      syevd(jobz, uplo, &n, &dummy, &lda, &dw, &wq, &neg, &iwq, &neg, &qinfo);
+    lwork = std::max(1, work_size(wq));
+    lrwork = std::max(1, int(rwq));
     liwork = std::max(1, iwq);
   }
   for_each_matrix(c.batch, c.n * c.n, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork));
     std::vector<int> iwork(static_cast<size_t>(liwork));
-    syevd(jobz, uplo, &n, a + i * c.n * c.n, &lda, w + i * c.n, work.data(), &lwork, iwork.data(),
-          &liwork, &info[i]);
-    check_info("syevd", info[i]);
+    if constexpr (kComplex<T>) {
+      std::vector<R> rwork(static_cast<size_t>(lrwork));
+      heevd(jobz, uplo, &n, a + i * c.n * c.n, &lda, w + i * c.n, work.data(), &lwork, rwork.data(),
+            &lrwork, iwork.data(), &liwork, &info[i]);
+      check_info("heevd", info[i]);
+    } else {
+      syevd(jobz, uplo, &n, a + i * c.n * c.n, &lda, w + i * c.n, work.data(), &lwork, iwork.data(),
+            &liwork, &info[i]);
+      check_info("syevd", info[i]);
+    }
   });
 }
 
 template <class T>
 void svd(const LinalgCall& c) {
+  using R = real_t<T>;
   const int m = int(c.m), n = int(c.n), k = int(std::min(c.m, c.n)), lda = ld(c.m);
   const char* jobz = !c.with_vectors ? "N" : c.complete ? "A" : "S";
   const int u_cols = c.complete ? m : k, vt_rows = c.complete ? n : k;
   const int ldu = ld(m), ldvt = ld(vt_rows);
   T* a = ptr<T>(c.a);
-  T* s = ptr<T>(c.w);
+  R* s = ptr<R>(c.w);
   T* u = c.with_vectors ? ptr<T>(c.u) : nullptr;
   T* vt = c.with_vectors ? ptr<T>(c.vt) : nullptr;
   int* info = ptr<int>(c.info);
+  // The complex gesdd's real workspace, as its documentation sizes it.
+  const int64_t mn = k, mx = std::max(m, n);
+  const int64_t lrwork =
+      !c.with_vectors ? 7 * mn : std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);
   int lwork = 1;
   {
     T wq = 0, dummy = 0;
+    R rdummy = 0;
     int neg = -1, qinfo = 0, iw = 0;
-    gesdd(jobz, &m, &n, &dummy, &lda, &dummy, &dummy, &ldu, &dummy, &ldvt, &wq, &neg, &iw, &qinfo);
-    lwork = std::max(1, int(wq));
+    if constexpr (kComplex<T>)
+      gesdd(jobz, &m, &n, &dummy, &lda, &rdummy, &dummy, &ldu, &dummy, &ldvt, &wq, &neg, &rdummy,
+            &iw, &qinfo);
+    else
+      gesdd(jobz, &m, &n, &dummy, &lda, &dummy, &dummy, &ldu, &dummy, &ldvt, &wq, &neg, &iw,
+            &qinfo);
+    lwork = std::max(1, work_size(wq));
   }
   for_each_matrix(c.batch, c.m * c.n, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork));
     std::vector<int> iwork(size_t(8 * std::max(k, 1)));
     T dummy_u = 0, dummy_vt = 0;
-    gesdd(jobz, &m, &n, a + i * c.m * c.n, &lda, s + i * k,
-          u ? u + i * int64_t(m) * u_cols : &dummy_u, &ldu,
-          vt ? vt + i * int64_t(vt_rows) * n : &dummy_vt, &ldvt, work.data(), &lwork, iwork.data(),
-          &info[i]);
+    T* ui = u ? u + i * int64_t(m) * u_cols : &dummy_u;
+    T* vti = vt ? vt + i * int64_t(vt_rows) * n : &dummy_vt;
+    if constexpr (kComplex<T>) {
+      std::vector<R> rwork(size_t(std::max<int64_t>(lrwork, 1)));
+      gesdd(jobz, &m, &n, a + i * c.m * c.n, &lda, s + i * k, ui, &ldu, vti, &ldvt, work.data(),
+            &lwork, rwork.data(), iwork.data(), &info[i]);
+    } else {
+      gesdd(jobz, &m, &n, a + i * c.m * c.n, &lda, s + i * k, ui, &ldu, vti, &ldvt, work.data(),
+            &lwork, iwork.data(), &info[i]);
+    }
     check_info("gesdd", info[i]);
+  });
+}
+
+// geev on a real or complex T; the eigenvalues and vectors are written as complex pairs.
+template <class T>
+void eig(const LinalgCall& c) {
+  using R = real_t<T>;
+  using C = std::complex<R>;
+  const int n = int(c.n), lda = ld(c.n);
+  const char* jobvr = c.with_vectors ? "V" : "N";
+  T* a = ptr<T>(c.a);
+  C* w = ptr<C>(c.w);
+  C* v = c.with_vectors ? ptr<C>(c.u) : nullptr;
+  int* info = ptr<int>(c.info);
+  int lwork = 1;
+  {
+    T wq = 0, dummy = 0;
+    int neg = -1, qinfo = 0;
+    if constexpr (kComplex<T>) {
+      R rdummy = 0;
+      geev(jobvr, &n, &dummy, &lda, &dummy, &dummy, &lda, &wq, &neg, &rdummy, &qinfo);
+    } else {
+      geev(jobvr, &n, &dummy, &lda, &dummy, &dummy, &dummy, &lda, &wq, &neg, &qinfo);
+    }
+    lwork = std::max(1, work_size(wq));
+  }
+  const size_t nn = size_t(c.n) * size_t(c.n);
+  for_each_matrix(c.batch, c.n * c.n, [&](int64_t i) {
+    std::vector<T> work(static_cast<size_t>(lwork));
+    T* ai = a + i * c.n * c.n;
+    C* wi = w + i * c.n;
+    if constexpr (kComplex<T>) {
+      std::vector<R> rwork(size_t(2 * std::max(n, 1)));
+      std::vector<C> scratch(c.with_vectors ? 0 : 1);
+      C* vi = v ? v + i * c.n * c.n : scratch.data();
+      geev(jobvr, &n, ai, &lda, wi, vi, &lda, work.data(), &lwork, rwork.data(), &info[i]);
+      check_info("geev", info[i]);
+    } else {
+      // The real geev gives a conjugate pair as columns j (real part) and j+1 (imaginary part)
+      // of vr, the eigenvalue with positive imaginary part first.
+      std::vector<R> re(size_t(std::max(n, 1))), im(size_t(std::max(n, 1)));
+      std::vector<R> vr(c.with_vectors ? nn : 1);
+      geev(jobvr, &n, ai, &lda, re.data(), im.data(), vr.data(), &lda, work.data(), &lwork,
+           &info[i]);
+      check_info("geev", info[i]);
+      if (info[i] > 0) return;
+      for (int j = 0; j < n; ++j) wi[j] = C(re[size_t(j)], im[size_t(j)]);
+      if (!v) return;
+      C* vi = v + i * c.n * c.n;
+      for (int j = 0; j < n; ++j) {
+        const R* col = vr.data() + size_t(j) * size_t(n);
+        if (im[size_t(j)] == 0 || j + 1 == n) {
+          for (int r = 0; r < n; ++r) vi[size_t(j) * size_t(n) + size_t(r)] = C(col[r], 0);
+          continue;
+        }
+        const R* next = col + n;
+        for (int r = 0; r < n; ++r) {
+          vi[size_t(j) * size_t(n) + size_t(r)] = C(col[r], next[r]);
+          vi[size_t(j + 1) * size_t(n) + size_t(r)] = C(col[r], -next[r]);
+        }
+        ++j;
+      }
+    }
   });
 }
 
@@ -307,21 +551,30 @@ void run_typed(const LinalgCall& c) {
     case LinalgKernel::qr: return qr<T>(c);
     case LinalgKernel::eigh: return eigh<T>(c);
     case LinalgKernel::svd: return svd<T>(c);
+    case LinalgKernel::eig: return eig<T>(c);
   }
 }
 
 class CpuLinalg final : public LinalgKernels {
  public:
-  bool supports(LinalgKernel, DType t) const override { return t == DType::F32 || t == DType::F64; }
+  bool supports(LinalgKernel, DType t) const override {
+    return t == DType::F32 || t == DType::F64 || t == DType::Complex64 || t == DType::Complex128;
+  }
   void run(const LinalgCall& c) override {
     if (c.m > INT_MAX || c.n > INT_MAX || c.k > INT_MAX)
       fail<BackendLimitation>("linalg", "dims beyond LAPACK's 32-bit range: m ", c.m, ", n ", c.n,
                               ", k ", c.k);
     if (c.batch == 0) return;
-    if (c.dtype == DType::F64)
+    if (c.complex) {
+      if (c.dtype == DType::F64)
+        run_typed<std::complex<double>>(c);
+      else
+        run_typed<std::complex<float>>(c);
+    } else if (c.dtype == DType::F64) {
       run_typed<double>(c);
-    else
+    } else {
       run_typed<float>(c);
+    }
   }
 };
 

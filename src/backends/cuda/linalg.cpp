@@ -5,10 +5,12 @@
 // form, run one matrix after another.
 #include <algorithm>
 #include <climits>
+#include <complex>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/allocator.h"
@@ -32,6 +34,7 @@ struct Handles {
   SolverHandle solver = nullptr;
   BlasHandle blas = nullptr;
   JacobiParams syevj = nullptr, gesvdj = nullptr;
+  void* params = nullptr;  // cusolverDnParams_t of the 64-bit API (Xgeev)
 };
 
 // A device buffer released when it goes out of scope (the free is ordered on the stream).
@@ -52,23 +55,32 @@ class DeviceBuffer {
   void* ptr_;
 };
 
+// An operand's first element: a complex operand's ref is its real view, whose offset counts
+// reals (LinalgCall::complex).
 template <class T>
 T* ptr(const TensorRef& r) {
-  return static_cast<T*>(r.base) + r.offset;
+  return reinterpret_cast<T*>(static_cast<real_of<T>*>(r.base) + r.offset);
 }
 
 int ld(int64_t rows) { return int(std::max<int64_t>(rows, 1)); }
 
-// A [batch, cols, rows] view of column-major matrices at element `offset` of `base`: column j
-// of matrix b starts at b * batch_stride + j * col_stride.
-TensorRef matrices(void* base, int64_t offset, DType t, int64_t batch, int64_t cols, int64_t rows,
-                   int64_t batch_stride, int64_t col_stride, int64_t row_stride = 1) {
+// A [batch, cols, rows] view of column-major matrices of T at `base`: column j of matrix b
+// starts at b * batch_stride + j * col_stride (in elements of T). Complex T is seen as
+// its real pairs, [batch, cols, rows, 2], which the backend's copy moves like any reals.
+template <class T>
+TensorRef matrices(T* base, int64_t batch, int64_t cols, int64_t rows, int64_t batch_stride,
+                   int64_t col_stride, int64_t row_stride = 1) {
+  using R = real_of<T>;
+  constexpr int64_t w = sizeof(T) / sizeof(R);
   TensorRef r;
   r.base = base;
-  r.offset = offset;
-  r.dtype = t;
+  r.dtype = std::is_same_v<R, double> ? DType::F64 : DType::F32;
   r.shape = Shape{batch, cols, rows};
-  r.strides = Strides{batch_stride, col_stride, row_stride};
+  r.strides = Strides{batch_stride * w, col_stride * w, row_stride * w};
+  if (w == 2) {
+    r.shape.push_back(2);
+    r.strides.push_back(1);
+  }
   return r;
 }
 
@@ -87,6 +99,7 @@ class Runner {
       case LinalgKernel::qr: return qr<T>(f, c);
       case LinalgKernel::eigh: return eigh<T>(f, c);
       case LinalgKernel::svd: return svd<T>(f, c);
+      case LinalgKernel::eig: return eig<real_of<T>>(c);
     }
   }
 
@@ -224,8 +237,8 @@ class Runner {
     DeviceBuffer buf(dev_, sizeof(T) * size_t(c.batch * stride));
     DeviceBuffer tau(dev_, sizeof(T) * size_t(c.batch * std::max(k, 1)));
     DeviceBuffer info(dev_, sizeof(int));
-    copy(matrices(c.a.base, c.a.offset, c.dtype, c.batch, c.n, c.m, c.m * c.n, c.m),
-         matrices(buf.as<void>(), 0, c.dtype, c.batch, c.n, c.m, stride, c.m));
+    copy(matrices(ptr<T>(c.a), c.batch, c.n, c.m, c.m * c.n, c.m),
+         matrices(buf.as<T>(), c.batch, c.n, c.m, stride, c.m));
     int lwork = 0, lwork_q = 0;
     check_solver(f.geqrf_buffer(h_.solver, m, n, buf.as<T>(), lda, &lwork),
                  "cusolverDnXgeqrf_bufferSize");
@@ -247,15 +260,15 @@ class Runner {
                              work.as<T>(), lw, info.as<int>()),
                      "cusolverDnXgeqrf");
     }
-    copy(matrices(buf.as<void>(), 0, c.dtype, c.batch, c.n, r_rows, stride, c.m),
-         matrices(c.r.base, c.r.offset, c.dtype, c.batch, c.n, r_rows, c.n * r_rows, r_rows));
+    copy(matrices(buf.as<T>(), c.batch, c.n, r_rows, stride, c.m),
+         matrices(ptr<T>(c.r), c.batch, c.n, r_rows, c.n * r_rows, r_rows));
     if (!c.with_q || q_cols == 0) return;
     for (int64_t i = 0; i < c.batch; ++i)
       check_solver(f.orgqr(h_.solver, m, q_cols, k, buf.as<T>() + i * stride, lda,
                            tau.as<T>() + i * k, work.as<T>(), lw, info.as<int>()),
                    "cusolverDnXorgqr");
-    copy(matrices(buf.as<void>(), 0, c.dtype, c.batch, q_cols, c.m, stride, c.m),
-         matrices(c.q.base, c.q.offset, c.dtype, c.batch, q_cols, c.m, c.m * q_cols, c.m));
+    copy(matrices(buf.as<T>(), c.batch, q_cols, c.m, stride, c.m),
+         matrices(ptr<T>(c.q), c.batch, q_cols, c.m, c.m * q_cols, c.m));
   }
 
   template <class T>
@@ -264,7 +277,7 @@ class Runner {
     const int jobz = c.with_vectors ? kEigVector : kEigNoVector;
     const int uplo = c.upper ? kFillUpper : kFillLower;
     T* a = ptr<T>(c.a);
-    T* w = ptr<T>(c.w);
+    real_of<T>* w = ptr<real_of<T>>(c.w);
     int* info = ptr<int>(c.info);
     int lwork = 0;
     if (c.batch > 1 && c.n <= kBatchedJacobi) {
@@ -293,7 +306,7 @@ class Runner {
     const int jobz = c.with_vectors ? kEigVector : kEigNoVector;
     const int u_cols = c.complete ? m : k, vt_rows = c.complete ? n : k;
     T* a = ptr<T>(c.a);
-    T* s = ptr<T>(c.w);
+    real_of<T>* s = ptr<real_of<T>>(c.w);
     int* info = ptr<int>(c.info);
     const bool batched = c.batch > 1 && c.m <= kBatchedJacobi && c.n <= kBatchedJacobi;
     // The batched routine always makes full U [m, m] and V [n, n]; the single one makes
@@ -336,11 +349,86 @@ class Runner {
     }
     if (!c.with_vectors) return;
     if (!u_direct)  // the first u_cols columns of each full U
-      copy(matrices(u, 0, c.dtype, c.batch, u_cols, c.m, c.m * uc, c.m),
-           matrices(c.u.base, c.u.offset, c.dtype, c.batch, u_cols, c.m, c.m * u_cols, c.m));
-    // vt[r, j] = v[j, r]: walk vt as [batch, j < n, r < vt_rows].
-    copy(matrices(v, 0, c.dtype, c.batch, c.n, vt_rows, c.n * vc, 1, c.n),
-         matrices(c.vt.base, c.vt.offset, c.dtype, c.batch, c.n, vt_rows, vt_rows * c.n, vt_rows));
+      copy(matrices(u, c.batch, u_cols, c.m, c.m * uc, c.m),
+           matrices(ptr<T>(c.u), c.batch, u_cols, c.m, c.m * u_cols, c.m));
+    // vt[r, j] = v[j, r] (conjugated when complex): walk vt as [batch, j < n, r < vt_rows].
+    const TensorRef v_t = matrices(v, c.batch, c.n, vt_rows, c.n * vc, 1, c.n);
+    const TensorRef vt = matrices(ptr<T>(c.vt), c.batch, c.n, vt_rows, vt_rows * c.n, vt_rows);
+    if constexpr (std::is_same_v<T, real_of<T>>) {
+      copy(v_t, vt);
+    } else {
+      // (re, im) * (1, -1): an elementwise product with a broadcast pair.
+      using R = real_of<T>;
+      const R signs[2] = {R(1), R(-1)};
+      DeviceBuffer sign(dev_, sizeof(signs));
+      be_.copy_from_host(sign.as<void>(), 0, signs, sizeof(signs));
+      ElementwiseCall e;
+      e.op = OpId::mul;
+      e.out = vt;
+      e.n_in = 2;
+      e.in[0] = v_t;
+      e.in[1] = vt;
+      e.in[1].base = sign.as<void>();
+      e.in[1].strides = Strides{0, 0, 0, 1};
+      be_.elementwise(e);
+    }
+  }
+
+  // The general eigenproblem through cusolverDnXgeev, always in complex arithmetic: a real
+  // matrix is first widened to complex (zero imaginary parts), so eigenvalues and
+  // eigenvectors come out complex as the contract asks.
+  template <class R>
+  void eig(const LinalgCall& c) {
+    using C = std::complex<R>;
+    const SolverLibs& l = solver_libs();
+    if (!l.geev)
+      fail<BackendLimitation>(current_op("linalg.eig"),
+                              "this cuSOLVER has no cusolverDnXgeev (CUDA 12.6 or later has it)");
+    const int64_t n = c.n, nn = n * n;
+    std::unique_ptr<DeviceBuffer> a_buf, vr_buf;
+    C* a = nullptr;
+    if (c.complex) {
+      a = ptr<C>(c.a);
+    } else {
+      a_buf = std::make_unique<DeviceBuffer>(dev_, sizeof(C) * size_t(c.batch * nn));
+      a = a_buf->as<C>();
+      TensorRef re = matrices(a, c.batch, n, n, nn, n), im = re;
+      re.shape.back() = 1;
+      im.shape.back() = 1;
+      im.offset = 1;
+      TensorRef src = matrices(ptr<R>(c.a), c.batch, n, n, nn, n);
+      src.shape.push_back(1);
+      src.strides.push_back(1);
+      copy(src, re);
+      FillCall zero;
+      zero.dst = im;
+      be_.fill(zero);
+    }
+    C* w = ptr<C>(c.w);
+    C* vr = nullptr;
+    if (c.with_vectors) {
+      vr = ptr<C>(c.u);
+    } else {  // not written, but the routine wants an array
+      vr_buf = std::make_unique<DeviceBuffer>(dev_, sizeof(C) * size_t(nn));
+      vr = vr_buf->as<C>();
+    }
+    const int jobvr = c.with_vectors ? kEigVector : kEigNoVector;
+    const int t = sizeof(R) == 8 ? kCudaC64F : kCudaC32F;
+    const int64_t lda = ld(n);
+    size_t dev_bytes = 0, host_bytes = 0;
+    check_solver(l.geev_buffer(h_.solver, h_.params, kEigNoVector, jobvr, n, t, a, lda, t, w, t, vr,
+                               lda, t, vr, lda, t, &dev_bytes, &host_bytes),
+                 "cusolverDnXgeev_bufferSize");
+    DeviceBuffer work(dev_, dev_bytes);
+    std::vector<char> host(std::max<size_t>(host_bytes, 1));
+    int* info = ptr<int>(c.info);
+    for (int64_t i = 0; i < c.batch; ++i) {
+      C* vri = c.with_vectors ? vr + i * nn : vr;
+      check_solver(l.geev(h_.solver, h_.params, kEigNoVector, jobvr, n, t, a + i * nn, lda, t,
+                          w + i * n, t, vri, lda, t, vri, lda, t, work.as<void>(), dev_bytes,
+                          host.data(), host_bytes, info + i),
+                   "cusolverDnXgeev");
+    }
   }
 
   CudaDevice& dev_;
@@ -350,7 +438,13 @@ class Runner {
 
 class CudaLinalg final : public LinalgKernels {
  public:
-  bool supports(LinalgKernel, DType t) const override { return t == DType::F32 || t == DType::F64; }
+  bool supports(LinalgKernel k, DType t) const override {
+    if (t != DType::F32 && t != DType::F64 && t != DType::Complex64 && t != DType::Complex128)
+      return false;
+    // Without the libraries run() says why; without Xgeev, eig is missing.
+    const SolverLibs* l = try_solver_libs();
+    return k != LinalgKernel::eig || !l || l->geev;
+  }
 
   void run(const LinalgCall& c) override {
     if (c.m > INT_MAX || c.n > INT_MAX || c.k > INT_MAX || c.batch > INT_MAX)
@@ -361,10 +455,11 @@ class CudaLinalg final : public LinalgKernels {
     dev.make_current();
     std::lock_guard<std::mutex> lock(mu_);
     Runner r(dev, handles(dev));
-    if (c.dtype == DType::F64)
-      r.run<double>(c);
+    const bool dbl = c.dtype == DType::F64;
+    if (c.complex && c.kernel != LinalgKernel::eig)
+      dbl ? r.run<std::complex<double>>(c) : r.run<std::complex<float>>(c);
     else
-      r.run<float>(c);
+      dbl ? r.run<double>(c) : r.run<float>(c);
   }
 
  private:
@@ -379,6 +474,7 @@ class CudaLinalg final : public LinalgKernels {
     check_blas(l.blas_set_stream(h.blas, dev.stream()), "cublasSetStream");
     check_solver(l.create_syevj_info(&h.syevj), "cusolverDnCreateSyevjInfo");
     check_solver(l.create_gesvdj_info(&h.gesvdj), "cusolverDnCreateGesvdjInfo");
+    if (l.create_params) check_solver(l.create_params(&h.params), "cusolverDnCreateParams");
     return handles_.emplace(dev.index(), h).first->second;
   }
 

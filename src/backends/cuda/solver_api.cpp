@@ -7,23 +7,29 @@
 namespace numr::cuda {
 namespace {
 
-// Resolves the S (float) or D (double) form of each typed entry point.
+// Resolves the S, D, C or Z form of each typed entry point.
 template <class T>
 bool resolve_typed(void* solver, void* blas, SolverFns<T>& f, std::string& missing) {
-  const char p = sizeof(T) == 4 ? 'S' : 'D';
+  constexpr bool cplx = !std::is_same_v<T, real_of<T>>;
+  constexpr bool dbl = sizeof(real_of<T>) == 8;
+  const char p = cplx ? (dbl ? 'Z' : 'C') : (dbl ? 'D' : 'S');
   auto dn = [&](auto& out, const char* rest) {
     return resolve_symbol(solver, out, (std::string("cusolverDn") + p + rest).c_str(), missing);
   };
   auto bl = [&](auto& out, const char* rest) {
     return resolve_symbol(blas, out, (std::string("cublas") + p + rest).c_str(), missing);
   };
+  const char* qr_q = cplx ? "ungqr" : "orgqr";
+  const char* ev = cplx ? "heevd" : "syevd";
+  const char* evj = cplx ? "heevjBatched" : "syevjBatched";
   return dn(f.potrf_buffer, "potrf_bufferSize") && dn(f.potrf, "potrf") &&
          dn(f.potrf_batched, "potrfBatched") && dn(f.getrf_buffer, "getrf_bufferSize") &&
          dn(f.getrf, "getrf") && dn(f.getrs, "getrs") && dn(f.geqrf_buffer, "geqrf_bufferSize") &&
-         dn(f.geqrf, "geqrf") && dn(f.orgqr_buffer, "orgqr_bufferSize") && dn(f.orgqr, "orgqr") &&
-         dn(f.syevd_buffer, "syevd_bufferSize") && dn(f.syevd, "syevd") &&
-         dn(f.syevj_batched_buffer, "syevjBatched_bufferSize") &&
-         dn(f.syevj_batched, "syevjBatched") && dn(f.gesvdj_buffer, "gesvdj_bufferSize") &&
+         dn(f.geqrf, "geqrf") && dn(f.orgqr_buffer, (std::string(qr_q) + "_bufferSize").c_str()) &&
+         dn(f.orgqr, qr_q) && dn(f.syevd_buffer, (std::string(ev) + "_bufferSize").c_str()) &&
+         dn(f.syevd, ev) &&
+         dn(f.syevj_batched_buffer, (std::string(evj) + "_bufferSize").c_str()) &&
+         dn(f.syevj_batched, evj) && dn(f.gesvdj_buffer, "gesvdj_bufferSize") &&
          dn(f.gesvdj, "gesvdj") && dn(f.gesvdj_batched_buffer, "gesvdjBatched_bufferSize") &&
          dn(f.gesvdj_batched, "gesvdjBatched") && bl(f.trsm, "trsm_v2") &&
          bl(f.trsm_batched, "trsmBatched") && bl(f.getrf_batched, "getrfBatched") &&
@@ -58,21 +64,35 @@ Loaded load() {
       resolve_symbol(solver.handle, l->create_gesvdj_info, "cusolverDnCreateGesvdjInfo", missing) &&
       resolve_symbol(blas.handle, l->blas_create, "cublasCreate_v2", missing) &&
       resolve_symbol(blas.handle, l->blas_set_stream, "cublasSetStream_v2", missing) &&
-      resolve_typed(solver.handle, blas.handle, l->f32, missing) &&
-      resolve_typed(solver.handle, blas.handle, l->f64, missing);
+      resolve_typed(solver.handle, blas.handle, l->s, missing) &&
+      resolve_typed(solver.handle, blas.handle, l->d, missing) &&
+      resolve_typed(solver.handle, blas.handle, l->c, missing) &&
+      resolve_typed(solver.handle, blas.handle, l->z, missing);
   if (!ok) {
     delete l;
     return {nullptr, solver.path + " or " + blas.path + " has no entry point " + missing};
   }
+  std::string absent;  // the general eigenproblem is optional
+  if (!(resolve_symbol(solver.handle, l->create_params, "cusolverDnCreateParams", absent) &&
+        resolve_symbol(solver.handle, l->geev_buffer, "cusolverDnXgeev_bufferSize", absent) &&
+        resolve_symbol(solver.handle, l->geev, "cusolverDnXgeev", absent)))
+    l->geev = nullptr;
   return {l, {}};
+}
+
+const Loaded& loaded() {
+  static const Loaded* l = new Loaded(load());  // decided once; never destroyed
+  return *l;
 }
 
 }  // namespace
 
+const SolverLibs* try_solver_libs() { return loaded().libs; }
+
 const SolverLibs& solver_libs() {
-  static const Loaded* l = new Loaded(load());  // decided once; never destroyed
-  if (!l->libs) fail<BackendUnavailable>(current_op("linalg"), l->failure);
-  return *l->libs;
+  const Loaded& l = loaded();
+  if (!l.libs) fail<BackendUnavailable>(current_op("linalg"), l.failure);
+  return *l.libs;
 }
 
 void check_solver(SolverStatus s, const char* call) {

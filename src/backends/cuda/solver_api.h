@@ -3,7 +3,10 @@
 // are passed as int with the values of cublas_api.h and cusolver_common.h.
 #pragma once
 
+#include <complex>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace numr::cuda {
 
@@ -18,8 +21,23 @@ constexpr int kSideLeft = 0, kSideRight = 1;     // cublasSideMode_t
 constexpr int kDiagNonUnit = 0, kDiagUnit = 1;   // cublasDiagType_t
 constexpr int kEigNoVector = 0, kEigVector = 1;  // cusolverEigMode_t
 
-// The typed entry points for one element type T (float or double).
+// The real type behind T: float, double, or the part type of std::complex<float/double>.
 template <class T>
+struct RealOf {
+  using type = T;
+};
+template <class T>
+struct RealOf<std::complex<T>> {
+  using type = T;
+};
+template <class T>
+using real_of = typename RealOf<T>::type;
+
+// The typed entry points for one element type T (float, double, std::complex<float> or
+// std::complex<double>, whose layouts are cuComplex's and cuDoubleComplex's); R is the
+// real type of eigenvalues and singular values. For complex T the symmetric routines are
+// the Hermitian ones (heevd, heevjBatched) and orgqr is ungqr.
+template <class T, class R = real_of<T>>
 struct SolverFns {
   SolverStatus (*potrf_buffer)(SolverHandle, int, int, T*, int, int*) = nullptr;
   SolverStatus (*potrf)(SolverHandle, int, int, T*, int, T*, int, int*) = nullptr;
@@ -33,21 +51,21 @@ struct SolverFns {
   SolverStatus (*orgqr_buffer)(SolverHandle, int, int, int, const T*, int, const T*,
                                int*) = nullptr;
   SolverStatus (*orgqr)(SolverHandle, int, int, int, T*, int, const T*, T*, int, int*) = nullptr;
-  SolverStatus (*syevd_buffer)(SolverHandle, int, int, int, const T*, int, const T*,
+  SolverStatus (*syevd_buffer)(SolverHandle, int, int, int, const T*, int, const R*,
                                int*) = nullptr;
-  SolverStatus (*syevd)(SolverHandle, int, int, int, T*, int, T*, T*, int, int*) = nullptr;
-  SolverStatus (*syevj_batched_buffer)(SolverHandle, int, int, int, const T*, int, const T*, int*,
+  SolverStatus (*syevd)(SolverHandle, int, int, int, T*, int, R*, T*, int, int*) = nullptr;
+  SolverStatus (*syevj_batched_buffer)(SolverHandle, int, int, int, const T*, int, const R*, int*,
                                        JacobiParams, int) = nullptr;
-  SolverStatus (*syevj_batched)(SolverHandle, int, int, int, T*, int, T*, T*, int, int*,
+  SolverStatus (*syevj_batched)(SolverHandle, int, int, int, T*, int, R*, T*, int, int*,
                                 JacobiParams, int) = nullptr;
-  SolverStatus (*gesvdj_buffer)(SolverHandle, int, int, int, int, const T*, int, const T*, const T*,
+  SolverStatus (*gesvdj_buffer)(SolverHandle, int, int, int, int, const T*, int, const R*, const T*,
                                 int, const T*, int, int*, JacobiParams) = nullptr;
-  SolverStatus (*gesvdj)(SolverHandle, int, int, int, int, T*, int, T*, T*, int, T*, int, T*, int,
+  SolverStatus (*gesvdj)(SolverHandle, int, int, int, int, T*, int, R*, T*, int, T*, int, T*, int,
                          int*, JacobiParams) = nullptr;
-  SolverStatus (*gesvdj_batched_buffer)(SolverHandle, int, int, int, const T*, int, const T*,
+  SolverStatus (*gesvdj_batched_buffer)(SolverHandle, int, int, int, const T*, int, const R*,
                                         const T*, int, const T*, int, int*, JacobiParams,
                                         int) = nullptr;
-  SolverStatus (*gesvdj_batched)(SolverHandle, int, int, int, T*, int, T*, T*, int, T*, int, T*,
+  SolverStatus (*gesvdj_batched)(SolverHandle, int, int, int, T*, int, R*, T*, int, T*, int, T*,
                                  int, int*, JacobiParams, int) = nullptr;
   // cuBLAS
   SolverStatus (*trsm)(BlasHandle, int, int, int, int, int, int, const T*, const T*, int, T*,
@@ -61,6 +79,16 @@ struct SolverFns {
                                 int) = nullptr;
 };
 
+// cusolverDnXgeev (cuSOLVER 11.7 and later, CUDA 12.6+): the general eigenproblem through
+// the 64-bit API, with cudaDataType codes.
+constexpr int kCudaC32F = 4, kCudaC64F = 5;
+using GeevBufferFn = SolverStatus (*)(SolverHandle, void*, int, int, int64_t, int, const void*,
+                                      int64_t, int, const void*, int, const void*, int64_t, int,
+                                      const void*, int64_t, int, size_t*, size_t*);
+using GeevFn = SolverStatus (*)(SolverHandle, void*, int, int, int64_t, int, void*, int64_t, int,
+                                void*, int, void*, int64_t, int, void*, int64_t, int, void*, size_t,
+                                void*, size_t, int*);
+
 struct SolverLibs {
   std::string solver_path, blas_path;
   SolverStatus (*create)(SolverHandle*) = nullptr;
@@ -69,21 +97,33 @@ struct SolverLibs {
   SolverStatus (*create_gesvdj_info)(JacobiParams*) = nullptr;
   SolverStatus (*blas_create)(BlasHandle*) = nullptr;
   SolverStatus (*blas_set_stream)(BlasHandle, void*) = nullptr;
-  SolverFns<float> f32;
-  SolverFns<double> f64;
+  // Optional (null on an older cuSOLVER: eig is then a BackendLimitation).
+  SolverStatus (*create_params)(void**) = nullptr;
+  GeevBufferFn geev_buffer = nullptr;
+  GeevFn geev = nullptr;
+  SolverFns<float> s;
+  SolverFns<double> d;
+  SolverFns<std::complex<float>> c;
+  SolverFns<std::complex<double>> z;
 
   template <class T>
   const SolverFns<T>& fns() const {
-    if constexpr (sizeof(T) == 4)
-      return f32;
+    if constexpr (std::is_same_v<T, float>)
+      return s;
+    else if constexpr (std::is_same_v<T, double>)
+      return d;
+    else if constexpr (std::is_same_v<T, std::complex<float>>)
+      return c;
     else
-      return f64;
+      return z;
   }
 };
 
 // cuSOLVER (libcusolver.so.12, .so.11, .so; NUMR_CUSOLVER) and cuBLAS (libcublas.so.13,
 // .so.12, .so; NUMR_CUBLAS), loaded once; throws BackendUnavailable saying why they cannot be.
 const SolverLibs& solver_libs();
+// The same, or nullptr when they cannot be loaded.
+const SolverLibs* try_solver_libs();
 
 // Throw BackendError (OutOfMemory for an allocation failure) naming `call` on a failed
 // cuSOLVER or cuBLAS status.
