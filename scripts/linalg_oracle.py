@@ -81,9 +81,13 @@ def complex_case(name, a, b):
     return "{" + ", ".join(fields) + "},"
 
 
-def complex_rect_case(name, a):
-    fields = ['"%s"' % name, str(a.shape[0]), str(a.shape[1]), parts(a),
-              doubles(np.linalg.svd(a, compute_uv=False)), str(int(np.linalg.matrix_rank(a)))]
+def complex_rect_case(name, a, b):
+    norms = [np.linalg.norm(a, o) for o in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)]
+    x, res, _, _ = np.linalg.lstsq(a, b, rcond=None)
+    fields = ['"%s"' % name, str(a.shape[0]), str(a.shape[1]), parts(a), parts(b),
+              doubles(np.linalg.svd(a, compute_uv=False)), str(int(np.linalg.matrix_rank(a))),
+              parts(np.linalg.pinv(a)), parts(x), doubles(res), doubles(norms),
+              repr(float(np.linalg.cond(a))), repr(float(np.linalg.norm(a.ravel())))]
     return "{" + ", ".join(fields) + "},"
 
 
@@ -133,12 +137,15 @@ def main():
     for n in (1, 2, 3, 7, 16):
         lines.append(complex_case("random_%d" % n, crandn(rng, (n, n)), crandn(rng, (n, 2))))
     lines.append("#endif")
-    lines.append("// complex rectangular: name, m, n, a, svdvals(a), matrix_rank(a)")
+    lines.append("// complex rectangular: name, m, n, a, b [m, 2], svdvals(a), matrix_rank(a),")
+    lines.append("// pinv(a), lstsq(a, b) (gelsd) and its residuals, the norms fro, nuc, 1, -1, 2,")
+    lines.append("// -2, inf, -inf, cond_2(a), the vector 2-norm of a")
     lines.append("#ifdef NUMR_LINALG_COMPLEX_RECT")
-    for m, n in ((3, 5), (6, 2), (1, 4)):
-        lines.append(complex_rect_case("random_%dx%d" % (m, n), crandn(rng, (m, n))))
+    for m, n in ((3, 5), (6, 2), (1, 4), (4, 4)):
+        lines.append(complex_rect_case("random_%dx%d" % (m, n), crandn(rng, (m, n)),
+                                       crandn(rng, (m, 2))))
     low = np.outer(crandn(rng, 5), crandn(rng, 4))
-    lines.append(complex_rect_case("rank_1_5x4", low))
+    lines.append(complex_rect_case("rank_1_5x4", low, crandn(rng, (5, 2))))
     lines.append("#endif")
     with open(OUT, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -20,6 +20,7 @@ namespace numr {
 namespace {
 
 constexpr double kC = 8.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 using cd = std::complex<double>;
 
 const DType kComplexTypes[] = {DType::Complex64, DType::Complex128};
@@ -423,8 +424,10 @@ const ComplexSquare kComplexSquare[] = {
 struct ComplexRect {
   const char* name;
   int64_t m, n;
-  std::vector<double> a, svdvals;
+  std::vector<double> a, b, svdvals;
   int64_t rank;
+  std::vector<double> pinv, lstsq, residuals, norms;
+  double cond, vector_norm;
 };
 const ComplexRect kComplexRect[] = {
 #define NUMR_LINALG_COMPLEX_RECT
@@ -502,6 +505,48 @@ TEST(LinalgOracle, ComplexRectangular) {
         EXPECT_NEAR(sv[i].real(), c.svdvals[i],
                     kC * double(std::max(c.m, c.n)) * eps_of(t) * c.svdvals[0]);
       EXPECT_EQ(linalg::matrix_rank(a).item<int64_t>(), c.rank);
+
+      const int64_t m = c.m, n = c.n, k = std::min(m, n);
+      const double eps = eps_of(t), cn = kC * double(std::max(m, n));
+      const double s_max = c.svdvals[0];
+      // Every norm moves by about its own size times n eps (as for real a).
+      const std::vector<double> got = {
+          linalg::matrix_norm(a, "fro").item_double(), linalg::matrix_norm(a, "nuc").item_double(),
+          linalg::matrix_norm(a, 1).item_double(),     linalg::matrix_norm(a, -1).item_double(),
+          linalg::matrix_norm(a, 2).item_double(),     linalg::matrix_norm(a, -2).item_double(),
+          linalg::matrix_norm(a, kInf).item_double(),  linalg::matrix_norm(a, -kInf).item_double()};
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], c.norms[i], cn * eps * std::max(c.norms[i], s_max)) << "norm " << i;
+      EXPECT_NEAR(linalg::vector_norm(a).item_double(), c.vector_norm, cn * eps * c.vector_norm);
+      // The kept singular values' condition, squared for the least-squares solution when the
+      // residual is not small (m > n).
+      const double kappa = s_max / c.svdvals[size_t(c.rank - 1)];
+      const double lsq = m > n ? kappa * kappa : kappa;
+      EXPECT_LE(rel_err(linalg::pinv(a), from_parts(c.pinv, {n, m}, DType::Complex128)),
+                cn * eps * kappa);
+      const Tensor b = from_parts(c.b, {m, 2}, t);
+      const linalg::Lstsq r = linalg::lstsq(a, b, "gelsd");
+      EXPECT_EQ(r.rank.item<int64_t>(), c.rank);
+      EXPECT_EQ(r.singular_values.dtype(), complex_part_dtype(t));
+      EXPECT_LE(rel_err(r.solution, from_parts(c.lstsq, {n, 2}, DType::Complex128)),
+                cn * eps * lsq);
+      if (c.residuals.empty()) {
+        EXPECT_EQ(r.residuals.shape(), (Shape{0}));
+      } else {
+        // As for real a: the residual's condition is kappa.
+        double b_norm = 0;
+        for (double v : c.b) b_norm += v * v;
+        const double dr = cn * eps * kappa * std::sqrt(b_norm);
+        const std::vector<cd> res = cvals(r.residuals);
+        ASSERT_EQ(res.size(), 2u);
+        for (size_t i = 0; i < 2; ++i)
+          EXPECT_NEAR(res[i].real(), c.residuals[i], 2 * std::sqrt(c.residuals[i]) * dr + dr * dr);
+      }
+      if (c.rank < k) continue;
+      EXPECT_NEAR(linalg::cond(a).item_double(), c.cond, cn * eps * kappa * c.cond);
+      // gels (QR) on the full-rank ones: the same solution.
+      EXPECT_LE(rel_err(linalg::lstsq(a, b), from_parts(c.lstsq, {n, 2}, DType::Complex128)),
+                cn * eps * lsq);
     }
 }
 

@@ -1,9 +1,10 @@
 // Linear algebra (DESIGN §10), batched over leading dims: a "matrix" argument is [.., m, n]
 // and every op works on each matrix of the batch. F32 and F64; the LAPACK-backed
 // factorizations and solves (cholesky, lu_factor, lu, solve_triangular, solve, inv, det,
-// slogdet, qr, eigh, eigvalsh, svd, svdvals, eig, eigvals) and matrix_rank also take
-// Complex64 and Complex128 (cholesky and eigh then read a as Hermitian; eigenvalues and
-// singular values are real, det and slogdet's sign complex). The Var forms are real only. Contracts
+// slogdet, qr, eigh, eigvalsh, svd, svdvals, eig, eigvals) and the compositions on them
+// (matrix_rank, pinv, lstsq, matrix_norm, cond, vector_norm) also take Complex64 and
+// Complex128 (cholesky and eigh then read a as Hermitian; eigenvalues, singular values and
+// norms are real, det and slogdet's sign complex). The Var forms are real only. Contracts
 // (errors, singular and non-definite input, layouts) in docs/semantics.md.
 //
 //   Tensor l = linalg::cholesky(a);            // a = l lᵀ

@@ -12,8 +12,8 @@
 //
 // Complex matrices (LinalgCall::complex) arrive as the real views of their storage
 // (view_as_real): each element an interleaved (re, im) pair of `dtype`, which is LAPACK's and
-// cuSOLVER's complex layout, so a TensorRef of a complex operand points at its first real
-// part and its elements count pairs, not reals.
+// cuSOLVER's complex layout. Their TensorRef is the real view's (dtype F32/F64, a last dim
+// of 2, offset counted in reals); the element counts above are of complex pairs.
 #pragma once
 
 #include <cstdint>

@@ -688,7 +688,7 @@ double default_rtol(const Tensor& a) {
 
 void check_lstsq(const Tensor& a, const Tensor& b) {
   constexpr std::string_view op = "linalg.lstsq";
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   check_same_kind(op, a, b);
   const bool vec = solve_is_vector(a, b);
   if (b.dim() < 1 || (vec ? b.size(-1) : b.dim() >= 2 ? b.size(-2) : -1) != a.size(-2))
@@ -710,6 +710,10 @@ double lstsq_rcond(const Tensor& a, std::string_view driver, std::optional<doubl
 Tensor vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims, bool keepdim) {
   constexpr std::string_view op = "linalg.vector_norm";
   const OpScope scope(op);
+  if (x.defined() && is_complex(x.dtype())) {  // the norm of the moduli
+    if (std::isnan(ord)) fail<InvalidArgument>(op, "ord must not be NaN");
+    return detail::vector_norm_of(abs(x), ord, dims, keepdim);
+  }
   detail::check_floating(op, x);
   if (std::isnan(ord)) fail<InvalidArgument>(op, "ord must not be NaN");
   return detail::vector_norm_of(x, ord, dims, keepdim);
@@ -718,15 +722,17 @@ Tensor vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims
 Tensor matrix_norm(const Tensor& a, std::string_view ord, bool keepdim) {
   constexpr std::string_view op = "linalg.matrix_norm";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   detail::check_norm_name(op, ord);
-  return detail::matrix_norm_named(a, ord, keepdim);
+  // Of a complex a, the Frobenius norm is that of the moduli; "nuc" takes the SVD of a.
+  return detail::matrix_norm_named(is_complex(a.dtype()) && ord == "fro" ? abs(a) : a, ord,
+                                   keepdim);
 }
 
 Tensor matrix_norm(const Tensor& a, double ord, bool keepdim) {
   constexpr std::string_view op = "linalg.matrix_norm";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   detail::check_norm_ord(op, ord);
   return detail::matrix_norm_p(a, ord, keepdim);
 }
@@ -735,7 +741,7 @@ Tensor cond(const Tensor& a, double p) {
   constexpr std::string_view op = "linalg.cond";
   const OpScope scope(op);
   detail::check_norm_ord(op, p);
-  check_matrix(op, a, std::abs(p) != 2);
+  check_matrix(op, a, std::abs(p) != 2, true);
   if (std::abs(p) == 2) {
     const Tensor s = svdvals(a);
     const int64_t k = s.size(-1);
@@ -749,14 +755,14 @@ Tensor cond(const Tensor& a, std::string_view p) {
   constexpr std::string_view op = "linalg.cond";
   const OpScope scope(op);
   detail::check_norm_name(op, p);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   return matrix_norm(a, p) * matrix_norm(inv(a), p);
 }
 
 Tensor pinv(const Tensor& a) {
   constexpr std::string_view op = "linalg.pinv";
   const OpScope scope(op);
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   return detail::pinv_of(a, detail::default_rtol(a));
 }
 

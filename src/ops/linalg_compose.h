@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "numr/complex.h"
 #include "numr/ops.h"
 #include "ops/linalg.h"
 
@@ -94,6 +95,19 @@ T matrix_norm_p(const T& a, double ord, bool keepdim) {
   return abs_sum_extreme(a, -1, ord > 0, keepdim);
 }
 
+// The adjoint of each matrix: the transpose, conjugated for complex x.
+template <class T>
+T adjoint_of(const T& x) {
+  const T t = transpose(x, -2, -1);
+  return is_complex(x.dtype()) ? conj(t) : t;
+}
+
+// The real r in like's dtype (r + 0i where like is complex), so that the two multiply.
+template <class T>
+T like_dtype(const T& r, const T& like) {
+  return is_complex(like.dtype()) ? complex(r, r * 0.0) : r;
+}
+
 // The pseudo-inverse [.., n, m] from the SVD, singular values at most rtol s_max counted as
 // zero (PyTorch's default rtol is max(m, n) eps).
 template <class T>
@@ -103,7 +117,7 @@ T pinv_of(const T& a, double rtol) {
   const Tensor s = value_of(r.S);
   const Tensor keep = gt(s, s.narrow(-1, 0, 1) * rtol);
   const T s_inv = where_cond(keep, 1.0 / where_cond(keep, r.S, 1.0), 0.0);
-  return matmul(transpose(r.Vh, -2, -1) * unsqueeze(s_inv, -2), transpose(r.U, -2, -1));
+  return matmul(adjoint_of(r.Vh) * unsqueeze(like_dtype(s_inv, a), -2), adjoint_of(r.U));
 }
 
 // The least-squares solution of a x = b for full-rank a [.., m, n], b [.., m, k]: from
@@ -113,10 +127,10 @@ T lstsq_of(const T& a, const T& b) {
   const int64_t m = a.shape().end()[-2], n = a.shape().back();
   if (m >= n) {
     const auto f = qr(a);
-    return solve_triangular(f.R, matmul(transpose(f.Q, -2, -1), b), /*upper=*/true);
+    return solve_triangular(f.R, matmul(adjoint_of(f.Q), b), /*upper=*/true);
   }
-  const auto f = qr(transpose(a, -2, -1));
-  return matmul(f.Q, solve_triangular(transpose(f.R, -2, -1), b, /*upper=*/false));
+  const auto f = qr(adjoint_of(a));
+  return matmul(f.Q, solve_triangular(adjoint_of(f.R), b, /*upper=*/false));
 }
 
 // lstsq's results (torch.linalg.lstsq's four); a result the driver does not compute is an
@@ -132,9 +146,10 @@ struct LstsqOf {
 // rank, as PyTorch returns it; else the empty tensor.
 template <class T>
 T lstsq_residuals(const T& a, const T& b, const T& x, bool computed) {
-  if (!computed) return T(Tensor::empty(Shape{0}, a.dtype(), a.device()));
+  if (!computed) return T(Tensor::empty(Shape{0}, complex_part_dtype(a.dtype()), a.device()));
   const T r = matmul(a, x) - b;
-  return sum(r * r, {-2});
+  const T mag = is_complex(r.dtype()) ? abs(r) : r;
+  return sum(mag * mag, {-2});
 }
 
 // driver "gels": lstsq_of (a of full rank). "gelsd": the minimum-norm solution through the
@@ -149,16 +164,16 @@ LstsqOf<T> lstsq_driver_of(const T& a, const T& b, std::string_view driver, doub
     out.solution = lstsq_of(a, b);
     out.residuals = lstsq_residuals(a, b, out.solution, m > n);
     out.rank = empty(DType::I64);
-    out.singular_values = T(empty(a.dtype()));
+    out.singular_values = T(empty(complex_part_dtype(a.dtype())));
     return out;
   }
   Shape lead(a.shape().begin(), a.shape().end() - 2);
   if (k == 0) {  // nothing to invert: x = 0, rank 0
-    out.solution = matmul(transpose(a, -2, -1), b) * 0.0;
+    out.solution = matmul(adjoint_of(a), b) * 0.0;
     out.rank = zeros(lead, DType::I64, a.device());
     Shape ss = lead;
     ss.push_back(0);
-    out.singular_values = T(zeros(ss, a.dtype(), a.device()));
+    out.singular_values = T(zeros(ss, complex_part_dtype(a.dtype()), a.device()));
     out.residuals = lstsq_residuals(a, b, out.solution, false);
     return out;
   }
@@ -167,7 +182,7 @@ LstsqOf<T> lstsq_driver_of(const T& a, const T& b, std::string_view driver, doub
   const Tensor keep = gt(s, s.narrow(-1, 0, 1) * rcond);
   const T s_inv = where_cond(keep, 1.0 / where_cond(keep, r.S, 1.0), 0.0);
   out.solution =
-      matmul(transpose(r.Vh, -2, -1) * unsqueeze(s_inv, -2), matmul(transpose(r.U, -2, -1), b));
+      matmul(adjoint_of(r.Vh) * unsqueeze(like_dtype(s_inv, a), -2), matmul(adjoint_of(r.U), b));
   const Tensor rank = sum(keep.cast(DType::I64), {-1});
   out.rank = rank;
   bool full = m > n;
