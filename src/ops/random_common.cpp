@@ -67,9 +67,7 @@ Tensor Draws::uniform(int round, int j) const {
   return rand(shape_, dtype_, device_, g);
 }
 
-Tensor Draws::uniform_open(int round, int j) const {
-  return uniform(round, j) + 1.0 / 33554432.0;
-}
+Tensor Draws::uniform_open(int round, int j) const { return uniform(round, j) + 1.0 / 33554432.0; }
 
 Tensor Draws::normal(int round, int j) const {
   Generator g = at(round, j);

@@ -27,17 +27,17 @@ Tensor standard_gamma(std::string_view op, const Tensor& alpha, Generator& gen) 
   const Tensor d = a1 - 1.0 / 3.0;
   const Tensor c = rsqrt(d * 9.0);
   const Tensor zero = detail::scalar_like(alpha, 0.0);
-  Tensor x = detail::rejection_loop(op, zeros_like(alpha), zeros_like(alpha, DType::Bool),
-                                    [&](int r) {
-                                      const Tensor z = draws.normal(r, 0);
-                                      const Tensor u = draws.uniform_open(r, 1);
-                                      const Tensor t = c * z + 1.0;
-                                      const Tensor v = t * t * t;
-                                      // log u < z^2/2 + d - d v + d log v, with v > 0
-                                      const Tensor rhs = square(z) * 0.5 + d - d * v + d * log(v);
-                                      const Tensor ok = logical_and(gt(t, zero), lt(log(u), rhs));
-                                      return std::pair{d * v, ok};
-                                    });
+  Tensor x =
+      detail::rejection_loop(op, zeros_like(alpha), zeros_like(alpha, DType::Bool), [&](int r) {
+        const Tensor z = draws.normal(r, 0);
+        const Tensor u = draws.uniform_open(r, 1);
+        const Tensor t = c * z + 1.0;
+        const Tensor v = t * t * t;
+        // log u < z^2/2 + d - d v + d log v, with v > 0
+        const Tensor rhs = square(z) * 0.5 + d - d * v + d * log(v);
+        const Tensor ok = logical_and(gt(t, zero), lt(log(u), rhs));
+        return std::pair{d * v, ok};
+      });
   const Tensor boost = pow(draws.uniform_open(0, 2), recip(alpha));
   x = where_cond(small, x * boost, x);
   return maximum(x, detail::scalar_like(x, tiny(x.dtype())));
@@ -81,8 +81,7 @@ Tensor gamma(const Tensor& concentration, Generator& gen) {
   const OpScope scope("gamma");
   const Shape shape = detail::check_params("gamma", {&concentration});
   const DType wd = detail::work_dtype(concentration.dtype());
-  const Tensor a =
-      positive_param("gamma", concentration, shape, wd, "concentration must be > 0");
+  const Tensor a = positive_param("gamma", concentration, shape, wd, "concentration must be > 0");
   return finish(standard_gamma("gamma", a, gen), concentration.dtype());
 }
 
@@ -90,8 +89,7 @@ Tensor gamma(const Tensor& concentration, const Tensor& rate, Generator& gen) {
   const OpScope scope("gamma");
   const Shape shape = detail::check_params("gamma", {&concentration, &rate});
   const DType wd = detail::work_dtype(concentration.dtype());
-  const Tensor a =
-      positive_param("gamma", concentration, shape, wd, "concentration must be > 0");
+  const Tensor a = positive_param("gamma", concentration, shape, wd, "concentration must be > 0");
   const Tensor r = positive_param("gamma", rate, shape, wd, "rate must be > 0");
   return finish(standard_gamma("gamma", a, gen) / r, concentration.dtype());
 }

@@ -43,8 +43,8 @@ Tensor lfact_diff(const Tensor& a, const Tensor& b) {
 // form, -rate + k log rate - lgamma(k + 1) becomes a sum of terms of size sqrt(rate).
 Tensor poisson_log_pmf(const Tensor& k, const Tensor& rate) {
   const Tensor k1 = k + 1.0;
-  const Tensor stirling = (k1 - rate) + k * log1p((rate - k1) / k1) - log(k1) * 0.5 -
-                          kHalfLog2Pi - stirling_tail(k1);
+  const Tensor stirling =
+      (k1 - rate) + k * log1p((rate - k1) / k1) - log(k1) * 0.5 - kHalfLog2Pi - stirling_tail(k1);
   const Tensor direct = k * log(rate) - rate - lgamma(k1);
   return where_cond(ge(k, scalar_like(k, kInversionLimit)), stirling, direct);
 }
@@ -53,8 +53,7 @@ Tensor poisson_log_pmf(const Tensor& k, const Tensor& rate) {
 // term_{i+1} = term_i * ratio(i): the inverse CDF at u. An element stops counting once its
 // term underflows to 0 or i reaches `last` (when given).
 template <class Ratio>
-Tensor invert_by_counting(const Tensor& u, Tensor term, const Ratio& ratio,
-                          const Tensor* last) {
+Tensor invert_by_counting(const Tensor& u, Tensor term, const Ratio& ratio, const Tensor* last) {
   Tensor cdf = term;
   Tensor k = zeros_like(u);
   const Tensor zero = scalar_like(u, 0.0);
@@ -99,8 +98,8 @@ Tensor poisson(const Tensor& rate, Generator& gen) {
   // with rate 0 (one step) and are replaced below.
   const Tensor lam_small = where_cond(large, scalar_like(lam, 0.0), lam);
   const Tensor small_k = invert_by_counting(
-      draws.uniform(0, 0), exp(-lam_small),
-      [&](double i) { return lam_small * (1.0 / (i + 1.0)); }, nullptr);
+      draws.uniform(0, 0), exp(-lam_small), [&](double i) { return lam_small * (1.0 / (i + 1.0)); },
+      nullptr);
   if (!any(large).item<bool>()) return finish(small_k, rate.dtype());
 
   // PTRS (Hormann 1993), on rates >= 10; smaller ones run with rate 10 and are discarded.
@@ -110,15 +109,15 @@ Tensor poisson(const Tensor& rate, Generator& gen) {
   const Tensor log_inv_alpha = log(recip(b - 3.4) * 1.1328 + 1.1239);
   const Tensor vr = 0.9277 - recip(b - 2.0) * 3.6224;
   const Tensor zero = scalar_like(L, 0.0);
-  const Tensor large_k = detail::rejection_loop(
-      "poisson", zeros_like(L), logical_not(large), [&](int r) {
+  const Tensor large_k =
+      detail::rejection_loop("poisson", zeros_like(L), logical_not(large), [&](int r) {
         const Tensor U = draws.uniform(r, 1) - 0.5;
         const Tensor V = draws.uniform(r, 2);
         const Tensor us = 0.5 - abs(U);
         const Tensor k = floor((a * 2.0 / us + b) * U + L + 0.43);
         const Tensor quick = logical_and(ge(us, scalar_like(us, 0.07)), le(V, vr));
-        const Tensor bad = logical_or(lt(k, zero),
-                                      logical_and(lt(us, scalar_like(us, 0.013)), gt(V, us)));
+        const Tensor bad =
+            logical_or(lt(k, zero), logical_and(lt(us, scalar_like(us, 0.013)), gt(V, us)));
         const Tensor lhs = log(V) + log_inv_alpha - log(a / square(us) + b);
         const Tensor test = logical_and(logical_not(bad), le(lhs, poisson_log_pmf(k, L)));
         return std::pair{k, logical_or(quick, test)};
@@ -132,8 +131,7 @@ Tensor binomial(const Tensor& count, const Tensor& prob, Generator& gen) {
   const DType wd = detail::work_dtype(count.dtype());
   const Tensor n = detail::prepare(count, shape, wd);
   const Tensor p0 = detail::prepare(prob, shape, wd);
-  detail::require_all("binomial",
-                      logical_and(ge(n, scalar_like(n, 0.0)), eq(floor(n), n)),
+  detail::require_all("binomial", logical_and(ge(n, scalar_like(n, 0.0)), eq(floor(n), n)),
                       "count must hold non-negative integers");
   detail::require_all("binomial",
                       logical_and(ge(p0, scalar_like(p0, 0.0)), le(p0, scalar_like(p0, 1.0))),
@@ -167,8 +165,8 @@ Tensor binomial(const Tensor& count, const Tensor& prob, Generator& gen) {
     const Tensor m = floor((N + 1.0) * P);
     const Tensor lpq = log(P / Q);
     const Tensor zero = scalar_like(N, 0.0);
-    const Tensor large_k = detail::rejection_loop(
-        "binomial", zeros_like(N), logical_not(large), [&](int r) {
+    const Tensor large_k =
+        detail::rejection_loop("binomial", zeros_like(N), logical_not(large), [&](int r) {
           const Tensor U = draws.uniform(r, 1) - 0.5;
           const Tensor V = draws.uniform(r, 2);
           const Tensor us = 0.5 - abs(U);
@@ -200,10 +198,10 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, G
   const DType wd = detail::work_dtype(probs.dtype());
   const Tensor w = detail::prepare(probs, probs.shape(), wd);
   const Tensor zero = scalar_like(w, 0.0);
-  detail::require_all("multinomial",
-                      logical_and(ge(w, zero), lt(abs(w), scalar_like(w, INFINITY))),
+  detail::require_all("multinomial", logical_and(ge(w, zero), lt(abs(w), scalar_like(w, INFINITY))),
                       "probs must be finite and >= 0");
-  detail::require_all("multinomial", gt(sum(w, {-1}), zero), "each row of probs needs a weight > 0");
+  detail::require_all("multinomial", gt(sum(w, {-1}), zero),
+                      "each row of probs needs a weight > 0");
   Shape out_shape = probs.shape();
   out_shape.back() = num_samples;
   if (replacement) {

@@ -3,6 +3,7 @@
 #include "numr/distributions.h"
 #include "numr/linalg.h"
 #include "numr/ops.h"
+#include "ops/common.h"
 #include "ops/random_common.h"
 
 namespace numr::random {
@@ -15,12 +16,14 @@ Tensor multivariate_normal(const Tensor& mean, const std::optional<Tensor>& cov,
   if (cov.has_value() == scale_tril.has_value())
     fail<InvalidArgument>(op, "give exactly one of cov and scale_tril");
   const Tensor& m = cov ? *cov : *scale_tril;
-  detail::check_params(op, {&mean, &m});
+  detail::check_params(op, {&mean});
+  detail::check_params(op, {&m});
+  ops::check_same(op, {&mean, &m});
   if (mean.dim() < 1) fail<InvalidArgument>(op, "mean must have at least 1 dim");
   const int64_t D = mean.size(-1);
   if (m.dim() < 2 || m.size(-1) != D || m.size(-2) != D)
-    fail<ShapeMismatch>(op, cov ? "cov" : "scale_tril", " must be [.., ", D, ", ", D,
-                        "] for mean ", shape_str(mean.shape()), ", got ", shape_str(m.shape()));
+    fail<ShapeMismatch>(op, cov ? "cov" : "scale_tril", " must be [.., ", D, ", ", D, "] for mean ",
+                        shape_str(mean.shape()), ", got ", shape_str(m.shape()));
   for (int64_t s : sample_shape)
     if (s < 0) fail<InvalidArgument>(op, "sample_shape ", shape_str(sample_shape), " is negative");
   const DType wd = detail::work_dtype(mean.dtype());
