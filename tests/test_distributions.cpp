@@ -239,6 +239,19 @@ TEST(Distributions, GammaF32) {
       x, [](double v) { return gamma_p(0.6, v); }, "gamma(0.6) F32");
 }
 
+TEST(Distributions, HalfPrecisionParameters) {
+  // F16 and BF16 parameters are sampled in F32 and rounded once.
+  for (DType t : {DType::F16, DType::BF16}) {
+    Generator g(140), h(140);
+    const Tensor x = random::exponential(full({kN}, 2.0, t), g);
+    ASSERT_EQ(x.dtype(), t);
+    const Tensor ref = random::exponential(full({kN}, 2.0, DType::F32), h);
+    EXPECT_EQ(values(x), values(cast(ref, t)));
+    expect_moments(values(x), 0.5, 0.25,
+                   std::string("exponential(2) ") + std::string(dtype_name(t)));
+  }
+}
+
 TEST(Distributions, BetaMomentsAndKs) {
   for (auto [a, b] : std::vector<std::pair<double, double>>{{0.5, 0.5}, {2.0, 5.0}}) {
     Generator g(15);
@@ -705,6 +718,8 @@ TEST(Distributions, BadArguments) {
       "binomial", [&] { random::binomial(one * 2.5, one * 0.5, g); }, "count");
   expect_error<InvalidArgument>(
       "binomial", [&] { random::binomial(neg, one * 0.5, g); }, "count");
+  expect_error<InvalidArgument>(
+      "binomial", [&] { random::binomial(one * INFINITY, one * 0.5, g); }, "count");
   expect_error<InvalidArgument>(
       "binomial", [&] { random::binomial(one, one * 2.0, g); }, "prob");
   expect_error<BroadcastError>("gamma", [&] { random::gamma(full64(1.0, 3), full64(1.0, 4), g); });

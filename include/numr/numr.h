@@ -5,6 +5,7 @@
 #include "numr/autograd.h"
 #include "numr/complex.h"
 #include "numr/conv.h"
+#include "numr/distributions.h"
 #include "numr/device.h"
 #include "numr/dtype.h"
 #include "numr/error.h"

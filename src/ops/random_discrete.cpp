@@ -131,8 +131,11 @@ Tensor binomial(const Tensor& count, const Tensor& prob, Generator& gen) {
   const DType wd = detail::work_dtype(count.dtype());
   const Tensor n = detail::prepare(count, shape, wd);
   const Tensor p0 = detail::prepare(prob, shape, wd);
-  detail::require_all("binomial", logical_and(ge(n, scalar_like(n, 0.0)), eq(floor(n), n)),
-                      "count must hold non-negative integers");
+  const Tensor n_max = scalar_like(n, wd == DType::F64 ? 0x1p52 : 0x1p24);
+  detail::require_all(
+      "binomial",
+      logical_and(logical_and(ge(n, scalar_like(n, 0.0)), le(n, n_max)), eq(floor(n), n)),
+      "count must hold non-negative integers (at most 2^24 in F32, 2^52 in F64)");
   detail::require_all("binomial",
                       logical_and(ge(p0, scalar_like(p0, 0.0)), le(p0, scalar_like(p0, 1.0))),
                       "prob must be in [0, 1]");
