@@ -5,6 +5,7 @@
 // gradients.
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <string>
 
 #include "numr/linalg.h"
@@ -247,6 +248,110 @@ TEST(CudaLinalg, GradientsMatchTheCpu) {
   const auto [ca, cr] = grads(a, r);
   EXPECT_LT(max_diff(ga, ca), 1e-9);
   EXPECT_LT(max_diff(gr, cr), 1e-9);
+}
+
+// ---- complex operands and the general eigenproblem ----
+
+// max |a - b| for complex (or real) tensors, on the host in F64.
+double cmax_diff(const Tensor& a, const Tensor& b) {
+  const Tensor d = a.to(Device::cpu()) - b.to(Device::cpu());
+  return max(abs(d)).cast(DType::F64).item<double>();
+}
+double cmax_abs(const Tensor& a) {
+  return max(abs(a.to(Device::cpu()))).cast(DType::F64).item<double>();
+}
+
+Tensor mH(const Tensor& a) { return conj(a.transpose(-2, -1)); }
+
+Tensor random_complex(const Shape& shape, DType t, uint64_t seed) {
+  const DType part = t == DType::Complex128 ? DType::F64 : DType::F32;
+  return complex(random_matrix(shape, part, seed), random_matrix(shape, part, seed + 1000));
+}
+
+TEST(CudaLinalg, ComplexMatchesTheCpu) {
+  NUMR_CUDA_OR_SKIP(dev);
+  const std::vector<Sq> cases = {{{}, 1}, {{}, 7}, {{}, 33}, {{4}, 5}, {{3}, 32}, {{2}, 100}};
+  for (DType t : {DType::Complex64, DType::Complex128}) {
+    const DType part = t == DType::Complex128 ? DType::F64 : DType::F32;
+    for (const Sq& c : cases) {
+      Shape s = c.lead;
+      s.push_back(c.n);
+      s.push_back(c.n);
+      const std::string what = shape_str(s) + " " + std::string(dtype_name(t));
+      const double tol = eps(part) * double(c.n + 1) * 10;
+      const Tensor x = random_complex(s, t, 50 + uint64_t(c.n));
+      const Tensor h =
+          matmul(x, mH(x)) + eye(c.n, c.n, part).cast(t) * double(c.n);  // Hermitian PD
+      const Tensor hg = h.to(dev), xg = x.to(dev);
+      const double hs = cmax_abs(h), xs = cmax_abs(x);
+      EXPECT_LT(cmax_diff(linalg::cholesky(hg), linalg::cholesky(h)), tol * hs) << what;
+      EXPECT_LT(cmax_diff(linalg::cholesky(hg, true), linalg::cholesky(h, true)), tol * hs) << what;
+      const linalg::Lu lu = linalg::lu(xg);
+      EXPECT_LT(cmax_diff(matmul(lu.P.cast(t), matmul(lu.L, lu.U)), x), tol * xs * 10) << what;
+      const Tensor b = random_complex(Shape(s.begin(), s.end() - 1), t, 77).unsqueeze(-1);
+      const Tensor want = linalg::solve(x, b);
+      EXPECT_LT(cmax_diff(linalg::solve(xg, b.to(dev)), want), tol * cmax_abs(want) * 100) << what;
+      EXPECT_LT(cmax_diff(linalg::det(xg), linalg::det(x)), tol * cmax_abs(linalg::det(x)) * 100)
+          << what;
+      const Tensor tri = tril(h);
+      EXPECT_LT(cmax_diff(linalg::solve_triangular(tri.to(dev), b.to(dev), false),
+                          linalg::solve_triangular(tri, b, false)),
+                tol * 100)
+          << what;
+      const linalg::Qr qr = linalg::qr(xg);
+      EXPECT_LT(cmax_diff(matmul(qr.Q, qr.R), x), tol * xs * 10) << what;
+      EXPECT_LT(cmax_diff(matmul(mH(qr.Q), qr.Q), eye(c.n, c.n, part).cast(t)), tol * 10) << what;
+      const linalg::Svd d = linalg::svd(xg, false);
+      EXPECT_LT(cmax_diff(d.S, linalg::svdvals(x)), tol * xs * 10) << what;
+      EXPECT_LT(cmax_diff(matmul(d.U * d.S.cast(t).unsqueeze(-2), d.Vh), x), tol * xs * 10) << what;
+      const linalg::Eigh e = linalg::eigh(hg);
+      EXPECT_LT(cmax_diff(e.eigenvalues, linalg::eigvalsh(h)), tol * hs * 10) << what;
+      const Tensor v = e.eigenvectors;
+      EXPECT_LT(cmax_diff(matmul(v * e.eigenvalues.cast(t).unsqueeze(-2), mH(v)), h), tol * hs * 10)
+          << what;
+    }
+  }
+}
+
+// Largest distance from an eigenvalue of one set to the nearest of the other, both ways.
+double eigenvalue_gap(const Tensor& a, const Tensor& b, int64_t n) {
+  const auto va = a.to(Device::cpu()).cast(DType::Complex128).to_vector<std::complex<double>>();
+  const auto vb = b.to(Device::cpu()).cast(DType::Complex128).to_vector<std::complex<double>>();
+  double worst = 0;
+  for (size_t base = 0; base < va.size(); base += size_t(n))
+    for (int dir = 0; dir < 2; ++dir)
+      for (size_t i = 0; i < size_t(n); ++i) {
+        double best = 1e300;
+        for (size_t j = 0; j < size_t(n); ++j)
+          best = std::min(best, std::abs((dir ? vb : va)[base + i] - (dir ? va : vb)[base + j]));
+        worst = std::max(worst, best);
+      }
+  return worst;
+}
+
+TEST(CudaLinalg, EigMatchesTheCpu) {
+  NUMR_CUDA_OR_SKIP(dev);
+  for (DType t : {DType::F32, DType::F64, DType::Complex64, DType::Complex128}) {
+    const bool cplx = is_complex(t);
+    const DType part = t == DType::F64 || t == DType::Complex128 ? DType::F64 : DType::F32;
+    for (const Sq& c : std::vector<Sq>{{{}, 1}, {{}, 9}, {{3}, 6}, {{}, 80}}) {
+      Shape s = c.lead;
+      s.push_back(c.n);
+      s.push_back(c.n);
+      const std::string what = shape_str(s) + " " + std::string(dtype_name(t));
+      const Tensor a = cplx ? random_complex(s, t, 90) : random_matrix(s, t, 90);
+      const linalg::Eig g = linalg::eig(a.to(dev));
+      EXPECT_EQ(g.eigenvalues.dtype(), cplx ? t : complex_dtype_for(t)) << what;
+      const Tensor ac = a.cast(g.eigenvalues.dtype());
+      const double tol = (part == DType::F64 ? 1e-11 : 2e-3) * double(c.n) * cmax_abs(a);
+      EXPECT_LT(cmax_diff(matmul(ac.to(dev), g.eigenvectors),
+                          g.eigenvectors * g.eigenvalues.unsqueeze(-2)),
+                tol)
+          << what;
+      EXPECT_LT(eigenvalue_gap(g.eigenvalues, linalg::eigvals(a), c.n), tol) << what;
+      EXPECT_LT(eigenvalue_gap(linalg::eigvals(a.to(dev)), g.eigenvalues, c.n), tol) << what;
+    }
+  }
 }
 
 }  // namespace
