@@ -1,9 +1,8 @@
 // The optional linear-algebra family: the per-matrix factorizations and solves that the
 // front ends of numr::linalg (src/ops/linalg.cpp) build every other op from. It sits beside
 // Backend in a table of its own (linalg_kernels_for), so a backend gains it by adding one
-// row; a backend without a row has no linalg kernels, and the front ends refuse it with
-// BackendLimitation naming the op and the backend (there is no composition to fall back to,
-// and no silent trip through the host).
+// row; a backend without a row gets the kernels composed from Tensor ops
+// (composed_linalg_kernels), which run on its device with no trip through the host.
 //
 // Every matrix in a LinalgCall is column-major (Fortran order, as LAPACK and cuSOLVER take
 // it), contiguous, and the batch elements follow one another: matrix i of a [rows, cols]
@@ -63,12 +62,16 @@ class LinalgKernels {
   virtual void run(const LinalgCall& call) = 0;
 };
 
-// The linalg kernels of the backend on `device`, or nullptr where it has none.
+// The linalg kernels of the backend on `device`: its row's, else the composed ones.
 LinalgKernels* linalg_kernels_for(Device device);
 
 // The CPU's (LAPACK through OpenBLAS), src/backends/cpu/linalg.cpp.
 LinalgKernels& cpu_linalg_kernels();
 // CUDA's (cuSOLVER and cuBLAS loaded at run time), src/backends/cuda/linalg.cpp.
 LinalgKernels& cuda_linalg_kernels();
+// Composed from Tensor ops (src/ops/linalg_composed.cpp): every backend without a row.
+LinalgKernels& composed_linalg_kernels();
+// Test support: while on, linalg_kernels_for gives the composed kernels on every device.
+void set_composed_linalg_for_testing(bool on);
 
 }  // namespace numr
