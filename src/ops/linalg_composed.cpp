@@ -346,7 +346,7 @@ void eigh(const LinalgCall& c) {
   Tensor ratio = off_ratio(a);
   bool last = false;
   for (int sweep = 0; sweep < kMaxSweeps && n > 1; ++sweep) {
-    const double worst = max(ratio).item_double();
+    const double worst = max(ratio).to(Device::cpu()).item_double();
     if (!std::isfinite(worst)) break;
     if (worst <= tol) {
       if (last) break;
@@ -401,7 +401,7 @@ void svd(const LinalgCall& c) {
       u = matmul(u, j);
       v = matmul(v, j);
     }
-    const double w = max(worst).item_double();
+    const double w = max(worst).to(Device::cpu()).item_double();
     if (!std::isfinite(w)) break;
     if (w <= tol) {
       if (last) break;
