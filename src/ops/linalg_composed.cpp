@@ -1,5 +1,7 @@
 // The linalg kernels of a backend without its own (WebGPU), written with Tensor ops alone:
-// matmul, views, elementwise ops, reductions and where. Each kernel views the column-major
+// views, elementwise ops, reductions, where and cat; matmul only for the final reordering of
+// eigen- and singular vectors (a backend without linalg kernels may compose matmul itself,
+// so the steps use broadcast products and sums instead). Each kernel views the column-major
 // operands of the call as logical row-major matrices ([batch, cols, rows] transposed),
 // computes in that form and copies the results back in place. Loops run over columns or
 // rounds on the host, each step a few batched ops; the only host reads are one scalar per
@@ -71,7 +73,9 @@ Tensor solve_left(const Tensor& a, const Tensor& b, bool upper, bool unit) {
     Tensor r = b.narrow(1, i, 1);
     if (s > 0) {
       const int64_t lo = upper ? i + 1 : 0;
-      r = r - matmul(a.narrow(1, i, 1).narrow(2, lo, s), x.narrow(1, lo, s));
+      // row i of a times the rows solved so far: [B, 1, s] . [B, s, k]
+      r = r -
+          sum(a.narrow(1, i, 1).narrow(2, lo, s).transpose(1, 2) * x.narrow(1, lo, s), {1}, true);
     }
     if (!unit) r = r / a.narrow(1, i, 1).narrow(2, i, 1);
     x.narrow(1, i, 1).copy_(r);
@@ -94,8 +98,8 @@ void cholesky(const LinalgCall& c) {
   for (int64_t j = 0; j < n; ++j) {
     Tensor v = sym.narrow(1, j, n - j).narrow(2, j, 1);
     if (j > 0)
-      v = v - matmul(l.narrow(1, j, n - j).narrow(2, 0, j),
-                     l.narrow(1, j, 1).narrow(2, 0, j).transpose(1, 2));
+      v = v -
+          sum(l.narrow(1, j, n - j).narrow(2, 0, j) * l.narrow(1, j, 1).narrow(2, 0, j), {2}, true);
     const Tensor pivot = v.narrow(1, 0, 1);  // [B, 1, 1]
     const Tensor ok = gt(pivot, scalar(0, a.dtype(), d));
     record_failure(info, logical_not(ok).reshape(Shape{c.batch}), double(j + 1));
@@ -151,7 +155,7 @@ void lu_factor(const LinalgCall& c) {
       below.copy_(below / where_cond(zero, 1.0, pivot));
       if (j + 1 < n) {
         Tensor trailing = s.narrow(1, 1, len - 1).narrow(2, j + 1, n - j - 1);
-        trailing.sub_(matmul(below, s.narrow(1, 0, 1).narrow(2, j + 1, n - j - 1)));
+        trailing.sub_(below * s.narrow(1, 0, 1).narrow(2, j + 1, n - j - 1));
       }
     }
   }
@@ -233,10 +237,10 @@ QrResult householder_qr(const Tensor& a_in, bool complete, bool with_q) {
     const Tensor reflect = gt(tail2, scalar(0, t, d));
     const Tensor beta = where_cond(reflect, 2.0 / where_cond(reflect, vnorm2, 1.0), 0.0);
     Tensor block = r.narrow(1, j, len).narrow(2, j, n - j);
-    block.sub_(matmul(v * beta, matmul(v.transpose(1, 2), block)));
+    block.sub_((v * beta) * sum(v * block, {1}, true));
     if (with_q) {
       Tensor qb = q.narrow(2, j, len);
-      qb.sub_(matmul(matmul(qb, v), (v * beta).transpose(1, 2)));
+      qb.sub_(sum(qb * v.transpose(1, 2), {2}, true) * (v * beta).transpose(1, 2));
     }
   }
   QrResult out;
@@ -254,61 +258,68 @@ void qr(const LinalgCall& c) {
   wrap_matrix(c.r, c.batch, qc, n, d).copy_(f.r);
 }
 
-// One round of the round-robin order over n indices: pair[i] is i's partner, or i itself
-// when i sits this round out (n odd).
-struct Round {
-  Tensor partner;  // [n, n]: 1 at (i, pair[i]) for paired i, else 0
-  Tensor swap;     // [n, n] permutation: x @ swap moves entry pair[i] to i (identity if unpaired)
-  Tensor role;     // [n]: +1 where i < pair[i], -1 where i > pair[i], 0 unpaired
-};
+// ---- Jacobi: round-robin pairs kept in the top and bottom halves ----
+//
+// The N (even) indices sit in a layout whose position k pairs with position k + h (h = N / 2),
+// so one round's h disjoint rotations are elementwise ops on the two halves. After each
+// round the layout moves as the circle method does (position 0 fixed, the others one step
+// round the circle), so N - 1 rounds meet every pair once and restore the layout.
 
-std::vector<Round> rounds(int64_t n, DType t, Device d) {
-  const int64_t players = n + (n % 2);
-  std::vector<Round> out;
-  for (int64_t r = 0; r + 1 < players; ++r) {
-    std::vector<int64_t> pair(static_cast<size_t>(players));
-    const auto link = [&](int64_t x, int64_t y) {
-      pair[size_t(x)] = y;
-      pair[size_t(y)] = x;
-    };
-    link(players - 1, r);
-    for (int64_t i = 1; i < players / 2; ++i)
-      link((r + i) % (players - 1), (r - i + players - 1) % (players - 1));
-    std::vector<double> partner(size_t(n * n), 0.0), swap(size_t(n * n), 0.0),
-        role(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t p = pair[size_t(i)] < n ? pair[size_t(i)] : i;
-      swap[size_t(i * n + p)] = 1;
-      if (p != i) partner[size_t(i * n + p)] = 1;
-      role[size_t(i)] = p == i ? 0 : (i < p ? 1 : -1);
-    }
-    out.push_back({Tensor::from_vector(partner, Shape{n, n}).cast(t).to(d),
-                   Tensor::from_vector(swap, Shape{n, n}).cast(t).to(d),
-                   Tensor::from_vector(role, Shape{n}).cast(t).to(d)});
-  }
-  return out;
+// [top, bottom] along dim in the next round's layout.
+Tensor next_layout(const Tensor& top, const Tensor& bot, int64_t dim) {
+  const int64_t h = top.size(dim);
+  if (h == 1) return cat({top, bot}, dim);
+  std::vector<Tensor> parts = {top.narrow(dim, 0, 1), bot.narrow(dim, 0, 1)};
+  if (h > 2) parts.push_back(top.narrow(dim, 1, h - 2));
+  parts.push_back(bot.narrow(dim, 1, h - 1));
+  parts.push_back(top.narrow(dim, h - 1, 1));
+  return cat(parts, dim);
 }
 
-// The rotation [B, n, n] of one round from per-index 2x2 problems [[a_ii, g], [g, a_jj]]
-// (j = pair[i]): diff = a_jj - a_ii, g the coupling. J[i, i] = c, J[i, pair[i]] = s_i with
-// s_i = role_i * t c, t the smaller root of t^2 + 2 theta t - 1 = 0, theta = diff / (2 g)
-// seen from the pair's lower index (role makes it one value for both members).
-Tensor rotation(const Tensor& diff, const Tensor& g, const Round& rd) {
+// x [B, N, N] contiguous: the diagonal of its block at (row0, col0), h long, as a view.
+Tensor block_diagonal(const Tensor& x, int64_t row0, int64_t col0, int64_t h) {
+  const int64_t n = x.size(1);
+  return Tensor(x.storage(), Shape{x.size(0), h}, Strides{n * n, n + 1},
+                x.offset() + row0 * n + col0, x.dtype());
+}
+
+// The rotation (c, s) [B, h] that diagonalises each [[a_pp, g], [g, a_qq]] (diff = a_qq -
+// a_pp): t = tan, the smaller root of t^2 + 2 theta t - 1 = 0 with theta = diff / (2 g),
+// written without dividing by g; |t| <= 1.
+std::pair<Tensor, Tensor> rotation(const Tensor& diff, const Tensor& g) {
   const Device d = diff.device();
   const DType t = diff.dtype();
   const Tensor zero = scalar(0, t, d);
-  const Tensor active = ne(g, zero);
-  const Tensor theta = rd.role * diff / (2.0 * where_cond(active, g, 1.0));
-  const Tensor root = sqrt(square(theta) + 1.0);
-  Tensor tan = where_cond(ge(theta, zero), 1.0, scalar(-1, t, d)) / (abs(theta) + root);
-  // theta^2 overflows: t ~ 1 / (2 theta).
-  tan = where_cond(isinf(root), 0.5 / theta, tan);
-  tan = where_cond(active, tan, 0.0);
+  const Tensor sgn = where_cond(ge(diff, zero), 2.0, scalar(-2, t, d));
+  const Tensor den = abs(diff) + sqrt(square(diff) + 4.0 * square(g));
+  const Tensor tan = clamp(sgn * g / where_cond(gt(den, zero), den, 1.0), -1.0, 1.0);
   const Tensor cos = rsqrt(square(tan) + 1.0);
-  const Tensor sin = rd.role * tan * cos;
-  const int64_t n = diff.size(-1);
-  const Tensor id = eye(n, n, t, d);
-  return id * cos.unsqueeze(-1) + rd.partner * sin.unsqueeze(-1);
+  return {cos, tan * cos};
+}
+
+// The rotated halves [c x_p - s x_q, s x_p + c x_q] of x along dim, in the next layout; c
+// and s broadcast against a half.
+Tensor rotate(const Tensor& x, int64_t dim, const Tensor& c, const Tensor& s) {
+  const int64_t h = x.size(dim) / 2;
+  const Tensor top = x.narrow(dim, 0, h), bot = x.narrow(dim, h, h);
+  return next_layout(c * top - s * bot, s * top + c * bot, dim);
+}
+
+// Per matrix, a power of two that brings max |x| into [1/2, 1] (1 for zero or non-finite
+// matrices), so the squares in the rotations neither overflow nor underflow; exact.
+Tensor power_of_two_scale(const Tensor& x) {
+  const Device d = x.device();
+  const DType t = x.dtype();
+  const Tensor big = max(abs(x), {1, 2}, true);
+  const Tensor ok = logical_and(gt(big, scalar(0, t, d)), lt(big, scalar(INFINITY, t, d)));
+  return exp2(neg(ceil(log2(where_cond(ok, big, 1.0)))));
+}
+
+// x [B, n, n] with a zero row and column appended when n is odd.
+Tensor pad_even(const Tensor& x, bool rows, bool cols) {
+  const int64_t n = x.size(2);
+  if (n % 2 == 0) return x.contiguous();
+  return pad(x, {0, cols ? 1 : 0, 0, rows ? 1 : 0});
 }
 
 // The order of w [B, n] as a permutation matrix [B, n, n]: w @ P is w sorted ascending
@@ -326,23 +337,31 @@ Tensor sorting_matrix(const Tensor& w, bool ascending) {
   return eq(rank, idx.reshape(Shape{1, 1, n})).cast(t);
 }
 
+// w [B, n] reordered by the permutation matrix p [B, n, n].
+Tensor permuted(const Tensor& w, const Tensor& p) { return sum(w.unsqueeze(2) * p, {1}); }
+
 void eigh(const LinalgCall& c) {
   const Device d = c.device;
   const int64_t n = c.n, batch = c.batch;
   Tensor av = wrap_matrix(c.a, batch, n, n, d);
   const Tensor a0 = av.contiguous();
   const DType t = a0.dtype();
-  Tensor a =
+  const Tensor sym =
       c.upper ? triu(a0) + triu(a0, 1).transpose(1, 2) : tril(a0) + tril(a0, -1).transpose(1, 2);
-  Tensor v = eye(n, n, t, d).reshape(Shape{1, n, n}).broadcast_to(Shape{batch, n, n}).clone();
-  const Tensor id = eye(n, n, t, d);
-  const double tol = eps_of(t) * double(std::max<int64_t>(n, 1));
+  const Tensor scale = power_of_two_scale(sym);
+  Tensor a = pad_even(sym * scale, true, true);
+  const int64_t big_n = a.size(1), h = big_n / 2;
+  Tensor v = eye(big_n, big_n, t, d)
+                 .reshape(Shape{1, big_n, big_n})
+                 .broadcast_to(Shape{batch, big_n, big_n})
+                 .clone();
+  const Tensor off_mask = 1.0 - eye(big_n, big_n, t, d);
+  const double tol = eps_of(t) * double(n);
   const auto off_ratio = [&](const Tensor& x) {  // per matrix: ||offdiag|| / ||x||
     const Tensor total = sum(square(x), {1, 2});
-    const Tensor off = sum(square(x * (1.0 - id)), {1, 2});
+    const Tensor off = sum(square(x * off_mask), {1, 2});
     return sqrt(off / where_cond(gt(total, scalar(0, t, d)), total, 1.0));
   };
-  const std::vector<Round> rs = rounds(n, t, d);
   Tensor ratio = off_ratio(a);
   bool last = false;
   for (int sweep = 0; sweep < kMaxSweeps && n > 1; ++sweep) {
@@ -352,23 +371,22 @@ void eigh(const LinalgCall& c) {
       if (last) break;
       last = true;  // one more sweep squares what is left
     }
-    for (const Round& rd : rs) {
-      const Tensor diag = sum(a * id, {2});              // [B, n]
-      const Tensor diff = matmul(diag, rd.swap) - diag;  // a_jj - a_ii
-      // a_i,pair(i), the same value for both members even where a drifted from symmetry
-      const Tensor g = sum((a + a.transpose(1, 2)) * rd.partner, {2}) * 0.5;
-      const Tensor j = rotation(diff, g, rd);
-      a = matmul(j.transpose(1, 2), matmul(a, j));
-      v = matmul(v, j);
+    for (int64_t round = 0; round + 1 < big_n; ++round) {
+      const Tensor g =
+          (block_diagonal(a, 0, h, h) + block_diagonal(a, h, 0, h)) * 0.5;  // a_pq, a_qp
+      const auto [cs, sn] = rotation(block_diagonal(a, h, h, h) - block_diagonal(a, 0, 0, h), g);
+      a = rotate(a, 2, cs.unsqueeze(1), sn.unsqueeze(1));  // a J
+      a = rotate(a, 1, cs.unsqueeze(2), sn.unsqueeze(2));  // J^T a J
+      v = rotate(v, 2, cs.unsqueeze(1), sn.unsqueeze(1));
     }
     a = (a + a.transpose(1, 2)) * 0.5;
     ratio = off_ratio(a);
   }
   const Tensor info = logical_not(le(ratio, scalar(tol, t, d)));
-  const Tensor w = sum(a * id, {2});
+  const Tensor w = block_diagonal(a, 0, 0, n) / scale.reshape(Shape{batch, 1});
   const Tensor p = sorting_matrix(w, true);
-  wrap(c.w, Shape{batch, n}, d).copy_(matmul(w.unsqueeze(1), p).squeeze(1));
-  if (c.with_vectors) av.copy_(matmul(v, p));
+  wrap(c.w, Shape{batch, n}, d).copy_(permuted(w, p));
+  if (c.with_vectors) av.copy_(matmul(v.narrow(1, 0, n).narrow(2, 0, n), p));
   wrap(c.info, Shape{batch}, d).copy_(info);
 }
 
@@ -378,28 +396,32 @@ void svd(const LinalgCall& c) {
   const bool wide = c.m < c.n;
   // Work on a tall [m, n] (the transpose of a wide input): A = U S V^T.
   const int64_t m = wide ? c.n : c.m, n = wide ? c.m : c.n;
-  Tensor a = wrap_matrix(c.a, batch, c.m, c.n, d);
-  Tensor u = (wide ? a.transpose(1, 2) : a).contiguous().clone();
-  const DType t = u.dtype();
-  const Tensor id = eye(n, n, t, d);
-  Tensor v = id.reshape(Shape{1, n, n}).broadcast_to(Shape{batch, n, n}).clone();
+  const Tensor a = wrap_matrix(c.a, batch, c.m, c.n, d);
+  const Tensor tall = (wide ? a.transpose(1, 2) : a).contiguous();
+  const DType t = tall.dtype();
+  const Tensor scale = power_of_two_scale(tall);
+  Tensor u = pad_even(tall * scale, false, true);
+  const int64_t big_n = u.size(2), h = big_n / 2;
+  Tensor v = eye(big_n, big_n, t, d)
+                 .reshape(Shape{1, big_n, big_n})
+                 .broadcast_to(Shape{batch, big_n, big_n})
+                 .clone();
   const double tol = eps_of(t) * double(m);
-  const std::vector<Round> rs = n > 1 ? rounds(n, t, d) : std::vector<Round>();
-  // Per matrix: the largest |u_i . u_j| / (|u_i| |u_j|) over the pairs of the sweep.
+  // Per matrix: the largest |u_p . u_q| / (|u_p| |u_q|) over the pairs of the sweep.
   Tensor worst = zeros(Shape{batch}, t, d);
   bool last = false;
   for (int sweep = 0; sweep < kMaxSweeps && n > 1; ++sweep) {
     worst = zeros(Shape{batch}, t, d);
-    for (const Round& rd : rs) {
-      const Tensor norms = sum(square(u), {1});                                  // [B, n]
-      const Tensor other = matmul(norms, rd.swap);                               // |u_pair(i)|^2
-      const Tensor g = sum(u * matmul(u, rd.swap), {1}) * sum(rd.partner, {1});  // u_i . u_pair
-      const Tensor scale = sqrt(norms * other);
-      const Tensor rel = abs(g) / where_cond(gt(scale, scalar(0, t, d)), scale, 1.0);
+    for (int64_t round = 0; round + 1 < big_n; ++round) {
+      const Tensor top = u.narrow(2, 0, h), bot = u.narrow(2, h, h);
+      const Tensor alpha = sum(square(top), {1}), beta = sum(square(bot), {1});
+      const Tensor g = sum(top * bot, {1});
+      const Tensor norms = sqrt(alpha * beta);
+      const Tensor rel = abs(g) / where_cond(gt(norms, scalar(0, t, d)), norms, 1.0);
       worst = maximum(worst, max(where_cond(isnan(rel), INFINITY, rel), {1}));
-      const Tensor j = rotation(other - norms, g, rd);
-      u = matmul(u, j);
-      v = matmul(v, j);
+      const auto [cs, sn] = rotation(beta - alpha, g);
+      u = rotate(u, 2, cs.unsqueeze(1), sn.unsqueeze(1));
+      v = rotate(v, 2, cs.unsqueeze(1), sn.unsqueeze(1));
     }
     const double w = max(worst).to(Device::cpu()).item_double();
     if (!std::isfinite(w)) break;
@@ -410,24 +432,25 @@ void svd(const LinalgCall& c) {
   }
   if (n == 1) worst = zeros(Shape{batch}, t, d);
   const Tensor info = logical_not(le(worst, scalar(tol, t, d)));
-  const Tensor sigma = sqrt(sum(square(u), {1}));  // [B, n]
+  const Tensor cols_scaled = u.narrow(2, 0, n);
+  const Tensor sigma = sqrt(sum(square(cols_scaled), {1}));  // [B, n], scaled
   const Tensor p = sorting_matrix(sigma, false);
-  const Tensor s = matmul(sigma.unsqueeze(1), p).squeeze(1);
-  wrap(c.w, Shape{batch, n}, d).copy_(s);
+  const Tensor s_scaled = permuted(sigma, p);
+  wrap(c.w, Shape{batch, n}, d).copy_(s_scaled / scale.reshape(Shape{batch, 1}));
   wrap(c.info, Shape{batch}, d).copy_(info);
   if (!c.with_vectors) return;
-  const Tensor nonzero = gt(s, scalar(0, t, d)).unsqueeze(1);
-  Tensor cols = where_cond(nonzero, matmul(u, p) / where_cond(nonzero, s.unsqueeze(1), 1.0), 0.0);
+  const Tensor nonzero = gt(s_scaled, scalar(0, t, d)).unsqueeze(1);
+  const Tensor cols = where_cond(
+      nonzero, matmul(cols_scaled, p) / where_cond(nonzero, s_scaled.unsqueeze(1), 1.0), 0.0);
   // Orthonormal columns for zero singular values and for a complete U: Q of cols' QR, its
   // columns signed as cols' own (R's diagonal is +-1 where cols has a unit column).
-  const bool complete_u = c.complete;
-  const QrResult f = householder_qr(cols, complete_u, true);
+  const QrResult f = householder_qr(cols, c.complete, true);
   const int64_t uc = f.q.size(2);
-  const Tensor rdiag = sum(f.r.narrow(1, 0, n) * id, {2});  // [B, n]
+  const Tensor rdiag = sum(f.r.narrow(1, 0, n) * eye(n, n, t, d), {2});  // [B, n]
   Tensor signs = where_cond(lt(rdiag, scalar(0, t, d)), -1.0, scalar(1, t, d));
   if (uc > n) signs = cat({signs, ones(Shape{batch, uc - n}, t, d)}, 1);
-  const Tensor uu = f.q * signs.unsqueeze(1);  // [B, m, uc]
-  const Tensor vv = matmul(v, p);              // [B, n, n]
+  const Tensor uu = f.q * signs.unsqueeze(1);                      // [B, m, uc]
+  const Tensor vv = matmul(v.narrow(1, 0, n).narrow(2, 0, n), p);  // [B, n, n]
   if (!wide) {
     wrap_matrix(c.u, batch, c.m, uc, d).copy_(uu);
     wrap_matrix(c.vt, batch, n, c.n, d).copy_(vv.transpose(1, 2));
