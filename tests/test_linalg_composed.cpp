@@ -377,6 +377,24 @@ TEST(LinalgComposed, OnDevicesWithoutLinalgKernels) {
       const linalg::Svd sv = linalg::svd(r.to(dev), false);
       EXPECT_LE(rel_err(sv.S, linalg::svdvals(r)), e) << w;
       EXPECT_LE(rel_err(matmul(sv.U * sv.S.unsqueeze(-2), sv.Vh), r), e) << w;
+      // Wide and complete; what is composed from the kernels.
+      const Tensor wide = mT(r);
+      const linalg::Svd full = linalg::svd(wide.to(dev), true);
+      EXPECT_LE(orthonormality(full.U), e) << w;
+      EXPECT_LE(orthonormality(mT(full.Vh)), e) << w;
+      EXPECT_LE(rel_err(matmul(full.U * full.S.unsqueeze(-2), full.Vh.narrow(-2, 0, n)), wide), e)
+          << w;
+      const linalg::Qr qc = linalg::qr(r.to(dev), "complete");
+      EXPECT_LE(orthonormality(qc.Q), e) << w;
+      EXPECT_LE(rel_err(matmul(qc.Q, qc.R), r), e) << w;
+      const linalg::Slogdet sd = linalg::slogdet(xd);
+      EXPECT_LE(rel_err(sd.logabsdet, linalg::slogdet(x).logabsdet), e * cond) << w;
+      const double rcond = linalg::cond(r.cast(DType::F64)).max().item_double();
+      EXPECT_LE(rel_err(linalg::pinv(r.to(dev)), linalg::pinv(r)), e * rcond) << w;
+      const Tensor rb = random_matrix(Shape{2, n + 3, 2}, t, 800 + uint64_t(n));
+      EXPECT_LE(rel_err(linalg::lstsq(r.to(dev), rb.to(dev)), linalg::lstsq(r, rb)),
+                e * rcond * rcond)
+          << w;
     }
   }
   if (!ran) GTEST_SKIP() << why;
