@@ -340,6 +340,12 @@ TEST(LinalgComposed, OnDevicesWithoutLinalgKernels) {
     ran = true;
     const Device dev = td.device;
     const DType t = DType::F32;
+    // The triangle masks the front ends use.
+    const Tensor m = random_matrix(Shape{2, 5, 7}, t, 499);
+    for (int64_t diag : {-2, 0, 3}) {
+      EXPECT_EQ(rel_err(tril(m.to(dev), diag), tril(m, diag)), 0.0);
+      EXPECT_EQ(rel_err(triu(m.to(dev), diag), triu(m, diag)), 0.0);
+    }
     for (int64_t n : {1, 4, 13, 40}) {
       const std::string w = "n " + std::to_string(n);
       const double e = eps_of(t) * kC * double(n) * 4;

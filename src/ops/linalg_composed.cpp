@@ -377,7 +377,7 @@ void eigh(const LinalgCall& c) {
       const auto [cs, sn] = rotation(block_diagonal(a, h, h, h) - block_diagonal(a, 0, 0, h), g);
       a = rotate(a, 2, cs.unsqueeze(1), sn.unsqueeze(1));  // a J
       a = rotate(a, 1, cs.unsqueeze(2), sn.unsqueeze(2));  // J^T a J
-      v = rotate(v, 2, cs.unsqueeze(1), sn.unsqueeze(1));
+      if (c.with_vectors) v = rotate(v, 2, cs.unsqueeze(1), sn.unsqueeze(1));
     }
     a = (a + a.transpose(1, 2)) * 0.5;
     ratio = off_ratio(a);
@@ -421,7 +421,7 @@ void svd(const LinalgCall& c) {
       worst = maximum(worst, max(where_cond(isnan(rel), INFINITY, rel), {1}));
       const auto [cs, sn] = rotation(beta - alpha, g);
       u = rotate(u, 2, cs.unsqueeze(1), sn.unsqueeze(1));
-      v = rotate(v, 2, cs.unsqueeze(1), sn.unsqueeze(1));
+      if (c.with_vectors) v = rotate(v, 2, cs.unsqueeze(1), sn.unsqueeze(1));
     }
     const double w = max(worst).to(Device::cpu()).item_double();
     if (!std::isfinite(w)) break;
