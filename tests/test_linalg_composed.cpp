@@ -301,6 +301,19 @@ TEST(LinalgComposed, SvdMatchesLapack) {
   }
 }
 
+TEST(LinalgComposed, TestSwitch) {
+  {
+    const Composed on;
+    LinalgKernels* cpu = linalg_kernels_for(Device::cpu());
+    EXPECT_NE(cpu, &cpu_linalg_kernels());
+    EXPECT_TRUE(cpu->supports(LinalgKernel::svd, DType::F32));
+  }
+  const Composed off(false);
+  EXPECT_EQ(linalg_kernels_for(Device::cpu()), &cpu_linalg_kernels());
+  EXPECT_EQ(linalg_kernels_for(Device::webgpu(0)), &composed_linalg_kernels());
+  EXPECT_FALSE(composed_linalg_kernels().supports(LinalgKernel::qr, DType::I32));
+}
+
 TEST(LinalgComposed, ErrorsNameTheOp) {
   const Composed on;
   for (DType t : kTypes) {

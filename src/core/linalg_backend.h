@@ -71,7 +71,7 @@ LinalgKernels& cpu_linalg_kernels();
 LinalgKernels& cuda_linalg_kernels();
 // Composed from Tensor ops (src/ops/linalg_composed.cpp): every backend without a row.
 LinalgKernels& composed_linalg_kernels();
-// Test support: while on, linalg_kernels_for gives the composed kernels on every device.
+// Test support: while on, every device runs the composed kernels where they support the call.
 void set_composed_linalg_for_testing(bool on);
 
 }  // namespace numr
