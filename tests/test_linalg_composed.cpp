@@ -377,6 +377,9 @@ TEST(LinalgComposed, OnDevicesWithoutLinalgKernels) {
       EXPECT_EQ(lf.pivots.to(Device::cpu()).to_vector<int32_t>(),
                 linalg::lu_factor(x).pivots.to_vector<int32_t>())
           << w;
+      const linalg::Lu lu = linalg::lu(xd);
+      EXPECT_LE(rel_err(matmul(lu.P, matmul(lu.L, lu.U)), x), e) << w;
+      EXPECT_EQ(rel_err(lu.P, linalg::lu(x).P), 0.0) << w;
       const Tensor tri = x + eye(n, n, t) * double(2 * n);
       EXPECT_LE(rel_err(linalg::solve_triangular(tri.to(dev), b.to(dev), true),
                         linalg::solve_triangular(tri, b, true)),

@@ -23,8 +23,8 @@ enum class LinalgKernel : uint8_t {
   cholesky,
   // a [m, n] in place: L (unit diagonal, below) and U of P A = L U, partial pivoting;
   // pivots [batch, min(m, n)] I32, 1-based (row i was swapped with row pivots[i]); info[i] =
-  // k > 0: U[k-1, k-1] is exactly zero. with_perm: also perm [batch, m] I64, the rows of a
-  // in the order of P^T a (row i of P^T a is row perm[i] of a).
+  // k > 0: U[k-1, k-1] is exactly zero. with_perm: also perm [batch, m] I64 (I32 on a backend
+  // without I64), the rows of a in the order of P^T a (row i of P^T a is row perm[i] of a).
   lu_factor,
   // b [n, k] in place becomes A^-1 b from a = the lu_factor result [n, n] and its pivots.
   lu_solve,

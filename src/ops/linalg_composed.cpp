@@ -171,7 +171,8 @@ void lu_factor(const LinalgCall& c) {
       for (int64_t i = 0; i < m; ++i) p[i] = i;
       for (int64_t i = 0; i < k; ++i) std::swap(p[i], p[piv[size_t(b * k + i)] - 1]);
     }
-    wrap(c.perm, Shape{c.batch, m}, d).copy_(Tensor::from_vector(perm, Shape{c.batch, m}));
+    wrap(c.perm, Shape{c.batch, m}, d)
+        .copy_(Tensor::from_vector(perm, Shape{c.batch, m}).cast(c.perm.dtype));
   }
 }
 
