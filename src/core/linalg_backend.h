@@ -1,9 +1,8 @@
 // The optional linear-algebra family: the per-matrix factorizations and solves that the
 // front ends of numr::linalg (src/ops/linalg.cpp) build every other op from. It sits beside
 // Backend in a table of its own (linalg_kernels_for), so a backend gains it by adding one
-// row; a backend without a row has no linalg kernels, and the front ends refuse it with
-// BackendLimitation naming the op and the backend (there is no composition to fall back to,
-// and no silent trip through the host).
+// row; a backend without a row gets the kernels composed from Tensor ops
+// (composed_linalg_kernels), which run on its device with no trip through the host.
 //
 // Every matrix in a LinalgCall is column-major (Fortran order, as LAPACK and cuSOLVER take
 // it), contiguous, and the batch elements follow one another: matrix i of a [rows, cols]
@@ -29,8 +28,8 @@ enum class LinalgKernel : uint8_t {
   cholesky,
   // a [m, n] in place: L (unit diagonal, below) and U of P A = L U, partial pivoting;
   // pivots [batch, min(m, n)] I32, 1-based (row i was swapped with row pivots[i]); info[i] =
-  // k > 0: U[k-1, k-1] is exactly zero. with_perm: also perm [batch, m] I64, the rows of a
-  // in the order of P^T a (row i of P^T a is row perm[i] of a).
+  // k > 0: U[k-1, k-1] is exactly zero. with_perm: also perm [batch, m] I64 (I32 on a backend
+  // without I64), the rows of a in the order of P^T a (row i of P^T a is row perm[i] of a).
   lu_factor,
   // b [n, k] in place becomes A^-1 b from a = the lu_factor result [n, n] and its pivots.
   lu_solve,
@@ -79,12 +78,16 @@ class LinalgKernels {
   virtual void run(const LinalgCall& call) = 0;
 };
 
-// The linalg kernels of the backend on `device`, or nullptr where it has none.
+// The linalg kernels of the backend on `device`: its row's, else the composed ones.
 LinalgKernels* linalg_kernels_for(Device device);
 
 // The CPU's (LAPACK through OpenBLAS), src/backends/cpu/linalg.cpp.
 LinalgKernels& cpu_linalg_kernels();
 // CUDA's (cuSOLVER and cuBLAS loaded at run time), src/backends/cuda/linalg.cpp.
 LinalgKernels& cuda_linalg_kernels();
+// Composed from Tensor ops (src/ops/linalg_composed.cpp): every backend without a row.
+LinalgKernels& composed_linalg_kernels();
+// Test support: while on, every device runs the composed kernels where they support the call.
+void set_composed_linalg_for_testing(bool on);
 
 }  // namespace numr

@@ -22,12 +22,14 @@ Tensor ops::triangle_mask(std::string_view op, const Tensor& x, int64_t diagonal
   ops::check_defined(op, x);
   if (x.dim() < 2) fail<InvalidArgument>(op, "needs at least 2 dims, got ", shape_str(x.shape()));
   const int64_t rows = x.size(-2), cols = x.size(-1);
-  // |diagonal| beyond the matrix keeps all or nothing; clamping keeps the I64 sums exact.
+  // |diagonal| beyond the matrix keeps all or nothing; clamping keeps the sums exact. I32
+  // where the indices fit, which every backend holds (WebGPU has no I64).
   const int64_t limit = rows + cols;
   const int64_t d = std::max(-limit, std::min(limit, diagonal));
   const Device dev = x.device();
-  const Tensor row = arange(0, double(rows), 1, DType::I64, dev).reshape({rows, 1});
-  const Tensor col = arange(0, double(cols), 1, DType::I64, dev).reshape({1, cols});
+  const DType it = 2 * limit < (int64_t(1) << 31) ? DType::I32 : DType::I64;
+  const Tensor row = arange(0, double(rows), 1, it, dev).reshape({rows, 1});
+  const Tensor col = arange(0, double(cols), 1, it, dev).reshape({1, cols});
   const Tensor shifted = add_scalar(row, double(d));  // row + diagonal
   return lower ? le(col, shifted) : ge(col, shifted);
 }

@@ -223,7 +223,8 @@ Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch,
   c.pivots = ref_of(f.pivots);
   c.info = ref_of(f.info);
   if (with_perm) {
-    f.perm = arange(0, double(m), 1, DType::I64, a.device())
+    const bool i64 = backend_for(a.device()).supports_dtype(DType::I64);  // not on WebGPU
+    f.perm = arange(0, double(m), 1, i64 ? DType::I64 : DType::I32, a.device())
                  .reshape(Shape{1, m})
                  .broadcast_to(Shape{batch, m})
                  .contiguous();
@@ -320,7 +321,7 @@ Lu lu(const Tensor& a) {
   s.push_back(m);
   const Tensor pt = f.perm.reshape(s);
   // P[r, c] = 1 where perm[c] = r, so that (Pᵀ a)[c] = a[perm[c]].
-  const Tensor rows = arange(0, double(m), 1, DType::I64, a.device()).reshape(Shape{m, 1});
+  const Tensor rows = arange(0, double(m), 1, f.perm.dtype(), a.device()).reshape(Shape{m, 1});
   r.P = eq(pt, rows).cast(a.dtype());
   return r;
 }
