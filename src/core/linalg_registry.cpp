@@ -31,7 +31,10 @@ class ComposedFirst final : public LinalgKernels {
     return composed_linalg_kernels().supports(k, t) || own_.supports(k, t);
   }
   void run(const LinalgCall& c) override {
-    if (composed_linalg_kernels().supports(c.kernel, c.dtype))
+    const DType t = !c.complex              ? c.dtype
+                    : c.dtype == DType::F64 ? DType::Complex128
+                                            : DType::Complex64;
+    if (composed_linalg_kernels().supports(c.kernel, t))
       composed_linalg_kernels().run(c);
     else
       own_.run(c);
