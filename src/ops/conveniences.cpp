@@ -2,6 +2,7 @@
 // with a scalar branch, tril and triu.
 #include <algorithm>
 
+#include "numr/complex.h"
 #include "numr/ops.h"
 #include "ops/common.h"
 #include "ops/triangle.h"
@@ -64,11 +65,21 @@ Tensor where_cond(const Tensor& cond, double x, const Tensor& y) {
   return where_cond(cond, scalar_for("where_cond", x, y), y);
 }
 
+namespace {
+
+// x where the mask holds, else 0; a complex x is masked through its real pairs.
+Tensor masked_triangle(const Tensor& mask, const Tensor& x) {
+  if (!is_complex(x.dtype())) return where_cond(mask, x, 0.0);
+  return view_as_complex(where_cond(mask.unsqueeze(-1), view_as_real(x), 0.0).contiguous());
+}
+
+}  // namespace
+
 Tensor tril(const Tensor& x, int64_t diagonal) {
-  return where_cond(ops::triangle_mask("tril", x, diagonal, true), x, 0.0);
+  return masked_triangle(ops::triangle_mask("tril", x, diagonal, true), x);
 }
 Tensor triu(const Tensor& x, int64_t diagonal) {
-  return where_cond(ops::triangle_mask("triu", x, diagonal, false), x, 0.0);
+  return masked_triangle(ops::triangle_mask("triu", x, diagonal, false), x);
 }
 
 }  // namespace numr
