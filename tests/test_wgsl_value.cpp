@@ -76,10 +76,10 @@ TEST(WgslValue, TranscendentalsInstantiateTheSharedLibrary) {
 // alone (a primitive WGSL lacks would throw), one `let` per operation.
 TEST(WgslValue, SpecialFunctionsRender) {
   using F1 = Value (*)(Value);
-  const F1 unary[] = {math::bessel_j0<Value>,  math::bessel_j1<Value>, math::bessel_y0<Value>,
-                      math::bessel_y1<Value>,  math::bessel_i0<Value>, math::bessel_i0e<Value>,
-                      math::bessel_i1<Value>,  math::bessel_i1e<Value>, math::bessel_k0<Value>,
-                      math::bessel_k1<Value>,  math::ellipk<Value>,    math::ellipe<Value>};
+  const F1 unary[] = {math::bessel_j0<Value>, math::bessel_j1<Value>,  math::bessel_y0<Value>,
+                      math::bessel_y1<Value>, math::bessel_i0<Value>,  math::bessel_i0e<Value>,
+                      math::bessel_i1<Value>, math::bessel_i1e<Value>, math::bessel_k0<Value>,
+                      math::bessel_k1<Value>, math::ellipk<Value>,     math::ellipe<Value>};
   const Value a = Value::named(Type::f32, "a"), b = Value::named(Type::f32, "b");
   const Value x = Value::named(Type::f32, "x");
   for (const F1 f : unary) {

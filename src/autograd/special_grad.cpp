@@ -9,12 +9,12 @@
 
 namespace numr {
 
+using autograd::binary;
 using autograd::constant;
 using autograd::mask_like;
-using autograd::binary;
 using autograd::record;
-using autograd::unary;
 using autograd::sum_to;
+using autograd::unary;
 
 namespace {
 
@@ -150,9 +150,10 @@ Var bessel_i0(const Var& x) {
 }
 Var bessel_i0e(const Var& x) {
   const OpScope scope("bessel_i0e");
-  return unary("bessel_i0e", x, bessel_i0e(x.tensor()), [](const Var& g, const Var& in, const Node&) {
-    return g * (bessel_i1e(in) - sign(in) * bessel_i0e(in));
-  });
+  return unary("bessel_i0e", x, bessel_i0e(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) {
+                 return g * (bessel_i1e(in) - sign(in) * bessel_i0e(in));
+               });
 }
 Var bessel_i1(const Var& x) {
   const OpScope scope("bessel_i1");
@@ -164,12 +165,13 @@ Var bessel_i1(const Var& x) {
 }
 Var bessel_i1e(const Var& x) {
   const OpScope scope("bessel_i1e");
-  return unary("bessel_i1e", x, bessel_i1e(x.tensor()), [](const Var& g, const Var& in, const Node&) {
-    const Var s = sign(in);
-    return g * minus_over_x(
-                   in, [s](const Var& v) { return bessel_i0e(v) - s * bessel_i1e(v); },
-                   [](const Var& v) { return bessel_i1e(v); }, 0.5);
-  });
+  return unary("bessel_i1e", x, bessel_i1e(x.tensor()),
+               [](const Var& g, const Var& in, const Node&) {
+                 const Var s = sign(in);
+                 return g * minus_over_x(
+                                in, [s](const Var& v) { return bessel_i0e(v) - s * bessel_i1e(v); },
+                                [](const Var& v) { return bessel_i1e(v); }, 0.5);
+               });
 }
 // k0' = -k1, k1' = -k0 - k1 / x (x > 0).
 Var bessel_k0(const Var& x) {
@@ -209,9 +211,7 @@ Var ellipe(const Var& x) {
 // closed form and raises, as in PyTorch.
 namespace {
 
-Var gammainc_density(const Var& a, const Var& x) {
-  return exp(xlogy(a - 1.0, x) - x - lgamma(a));
-}
+Var gammainc_density(const Var& a, const Var& x) { return exp(xlogy(a - 1.0, x) - x - lgamma(a)); }
 template <bool Upper>
 Var gammainc_var(std::string_view name, const Var& a, const Var& x, Tensor value) {
   return binary(name, a, x, std::move(value),

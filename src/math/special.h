@@ -112,7 +112,6 @@ T digamma_from_half(const T& y) {
   return select(fabs(e) < T(0.3), taylor, asym - acc);
 }
 
-
 // ---- Bessel functions ----
 inline constexpr double kEulerGamma = 0.5772156649015329;
 inline constexpr double kFracSqrt1_2 = 0.7071067811865476;
@@ -131,8 +130,10 @@ HankelPQ<T> hankel_pq(const T& x, double mu) {
   for (int k = 1; k <= 24; ++k) {
     t = t * r * T((mu - double((2 * k - 1) * (2 * k - 1))) / k);
     const T signed_t = (k / 2) % 2 == 0 ? t : -t;  // (-1)^floor(k/2)
-    if (k % 2 == 1) q = q + signed_t;
-    else p = p + signed_t;
+    if (k % 2 == 1)
+      q = q + signed_t;
+    else
+      p = p + signed_t;
   }
   return {p, q};
 }
@@ -495,7 +496,8 @@ template <class T>
 T bessel_i1e(T x) {
   const T ax = fabs(x);
   const special::BesselI<T> b = special::bessel_i(ax);
-  const T r = select(b.small != T(0), b.i1s * exp(-ax), select(ax == T(special::kInf), T(0), b.i1a));
+  const T r =
+      select(b.small != T(0), b.i1s * exp(-ax), select(ax == T(special::kInf), T(0), b.i1a));
   return select(x < T(0), -r, r);
 }
 // K0 and K1: inf at 0, NaN for x < 0, 0 at inf.
@@ -559,8 +561,7 @@ GammaInc<T> gammainc_pq(const T& a, const T& x) {
   // Q = pre / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a - ...))), summed
   // from its tail up (steadier than the forward Lentz recurrence).
   T t = x + T(2 * kIncompleteTerms + 1) - a;
-  for (int i = kIncompleteTerms; i >= 1; --i)
-    t = x + T(2 * i - 1) - a - T(i) * (T(i) - a) / t;
+  for (int i = kIncompleteTerms; i >= 1; --i) t = x + T(2 * i - 1) - a - T(i) * (T(i) - a) / t;
   const T h = T(1) / t;
   const T qc = pre * h;
   // Q for a <= 1 in the series' range, where 1 - P cancels: with g = x^a / gamma(a + 1),
