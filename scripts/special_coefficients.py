@@ -84,6 +84,26 @@ def main():
     em = [mp.bernoulli(2 * j) / mp.factorial(2 * j) for j in range(1, m + 1)]
     arr('kZetaEulerMaclaurin', em, f'B_2j / (2j)!, j = 1..{m}')
 
+    # Bessel J0, J1, Y0, Y1 below 20: the midpoint rule of J_n(x) = (1/pi) int_0^pi
+    # cos(n t - x sin t) dt over a quarter period (N nodes, 4N over the period: exact up to
+    # J_4N(x)), and of the Neumann series Y0 = (2/pi)(log(x/2) + gamma) J0 - (4/pi) sum_k
+    # (-1)^k J_2k / k and its derivative for Y1, cut at k = K, folded into node weights.
+    n, kk = 32, 32
+    th = [(j + mp.mpf(1) / 2) * mp.pi / (2 * n) for j in range(n)]
+    arr('kBesselSin', [mp.sin(t) for t in th], f'sin t_j, t_j = (j + 1/2) pi / {2 * n}')
+    arr('kBesselY0Weight',
+        [-4 / mp.pi * mp.fsum((-1) ** k * mp.cos(2 * k * t) / k for k in range(1, kk + 1))
+         for t in th], f'-(4/pi) sum_k<={kk} (-1)^k cos(2k t_j) / k')
+    arr('kBesselY1Weight',
+        [2 / mp.pi * mp.fsum((-1) ** k * (mp.sin((2 * k - 1) * t) - mp.sin((2 * k + 1) * t)) / k
+                             for k in range(1, kk + 1)) for t in th],
+        f'(2/pi) sum_k<={kk} (-1)^k (sin((2k - 1) t_j) - sin((2k + 1) t_j)) / k')
+    # K0, K1 from 1 to 20: the trapezoid rule of K_nu(x) = int_0^inf e^(-x cosh t)
+    # cosh(nu t) dt, step h, as e^-x h (1/2 + sum_j e^(-x c_j) (1 + nu c_j)), c_j = cosh(jh) - 1.
+    h, m = mp.mpf(3) / 20, 32
+    arr('kBesselKNode', [mp.cosh(j * h) - 1 for j in range(1, m)],
+        f'cosh(j h) - 1, h = 3/20, j = 1..{m - 1}')
+
     print('\n}  // namespace numr::math::special_coef')
 
 

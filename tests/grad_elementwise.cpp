@@ -25,6 +25,9 @@ Tensor smooth_input(OpId op, const Shape& shape, uint64_t seed) {
     case OpId::logit: lo = 0.1; hi = 0.9; break;
     case OpId::lgamma: case OpId::digamma: case OpId::gamma: case OpId::polygamma:
     case OpId::beta: case OpId::xlogy: lo = 0.3; hi = 3.0; break;
+    case OpId::bessel_y0: case OpId::bessel_y1: case OpId::bessel_k0:
+    case OpId::bessel_k1: lo = 0.3; hi = 3.0; break;
+    case OpId::ellipk: case OpId::ellipe: lo = -1.5; hi = 0.8; break;
     default: break;
   }
   std::mt19937_64 rng(seed);

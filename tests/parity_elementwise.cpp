@@ -30,6 +30,14 @@ InputSpec domain_of(OpId op) {
     case OpId::beta: s.lo = 0.1; s.hi = 5; break;
     case OpId::zeta: s.lo = 1.2; s.hi = 5; break;
     case OpId::xlogy: s.lo = -2; s.hi = 4; break;
+    // Across the switch to the asymptotic series at 20.
+    case OpId::bessel_j0: case OpId::bessel_j1: case OpId::bessel_i0: case OpId::bessel_i0e:
+    case OpId::bessel_i1: case OpId::bessel_i1e: s.lo = -30; s.hi = 30; break;
+    case OpId::bessel_y0: case OpId::bessel_y1: case OpId::bessel_k0: case OpId::bessel_k1:
+      s.lo = 0.05; s.hi = 30; break;
+    case OpId::ellipk: case OpId::ellipe: s.lo = -4; s.hi = 0.99; break;
+    case OpId::gammainc: case OpId::gammaincc: s.lo = 0.1; s.hi = 8; break;
+    case OpId::betainc: s.lo = 0.05; s.hi = 0.95; break;
     case OpId::pow: case OpId::pow_scalar: s.lo = 0.1; s.hi = 3; break;
     case OpId::floor: case OpId::ceil: case OpId::round: case OpId::trunc:
       s.lo = -6; s.hi = 6; break;

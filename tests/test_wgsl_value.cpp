@@ -72,6 +72,29 @@ TEST(WgslValue, TranscendentalsInstantiateTheSharedLibrary) {
   EXPECT_THROW(wgsl::exp(Value::named(Type::i32, "i")), BackendError);
 }
 
+// The special functions of fixed-count loops and selects render with WGSL's primitives
+// alone (a primitive WGSL lacks would throw), one `let` per operation.
+TEST(WgslValue, SpecialFunctionsRender) {
+  using F1 = Value (*)(Value);
+  const F1 unary[] = {math::bessel_j0<Value>, math::bessel_j1<Value>,  math::bessel_y0<Value>,
+                      math::bessel_y1<Value>, math::bessel_i0<Value>,  math::bessel_i0e<Value>,
+                      math::bessel_i1<Value>, math::bessel_i1e<Value>, math::bessel_k0<Value>,
+                      math::bessel_k1<Value>, math::ellipk<Value>,     math::ellipe<Value>};
+  const Value a = Value::named(Type::f32, "a"), b = Value::named(Type::f32, "b");
+  const Value x = Value::named(Type::f32, "x");
+  for (const F1 f : unary) {
+    wgsl::Body body;
+    wgsl::FormulaScope scope(body, Type::f32);
+    const Value y = f(x);
+    EXPECT_TRUE(has(body.text(), "let " + y.str() + ": f32 = ")) << body.text();
+  }
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  for (const Value& y : {math::gammainc(a, x), math::gammaincc(a, x), math::betainc(a, b, x)}) {
+    EXPECT_TRUE(has(body.text(), "let " + y.str() + ": f32 = "));
+  }
+}
+
 TEST(WgslValue, OutsideAScopeIsAnError) {
   EXPECT_THROW(Value::let(Type::f32, "1.0"), BackendError);
 }
