@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "io_test_util.h"
 #include "numr/distributions.h"
 #include "numr/linalg.h"
 #include "numr/ops.h"
@@ -668,22 +669,7 @@ TEST(QuasiRandom, LatinHypercubeStrata) {
 
 // ---- errors ----
 
-template <class E>
-void expect_error(const std::string& op, const std::function<void()>& f,
-                  const std::string& needle = "") {
-  try {
-    f();
-    ADD_FAILURE() << "expected " << op << " to throw";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("[" + op + "] ", 0), 0u) << msg;
-    if (!needle.empty()) {
-      EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-    }
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong error type: " << e.what();
-  }
-}
+using io_test::expect_error;
 
 TEST(Distributions, BadArguments) {
   Generator g(60);

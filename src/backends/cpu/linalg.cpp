@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/linalg_backend.h"
+#include "core/real_of.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
 
@@ -241,17 +242,9 @@ void geev(const char* jr, const int* n, c64* a, const int* l, c64* w, c64* vr, c
 }
 
 template <class T>
-struct Real {
-  using type = T;
-};
+using real_t = real_of<T>;
 template <class T>
-struct Real<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using real_t = typename Real<T>::type;
-template <class T>
-constexpr bool kComplex = !std::is_same_v<T, real_t<T>>;
+constexpr bool kComplex = is_complex_type<T>;
 
 // A workspace size LAPACK reported in the first element of work.
 template <class T>

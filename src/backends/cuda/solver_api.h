@@ -8,6 +8,8 @@
 #include <string>
 #include <type_traits>
 
+#include "core/real_of.h"
+
 namespace numr::cuda {
 
 using SolverStatus = int;  // cusolverStatus_t and cublasStatus_t: 0 is success
@@ -20,18 +22,6 @@ constexpr int kOpN = 0, kOpT = 1;                // cublasOperation_t
 constexpr int kSideLeft = 0, kSideRight = 1;     // cublasSideMode_t
 constexpr int kDiagNonUnit = 0, kDiagUnit = 1;   // cublasDiagType_t
 constexpr int kEigNoVector = 0, kEigVector = 1;  // cusolverEigMode_t
-
-// The real type behind T: float, double, or the part type of std::complex<float/double>.
-template <class T>
-struct RealOf {
-  using type = T;
-};
-template <class T>
-struct RealOf<std::complex<T>> {
-  using type = T;
-};
-template <class T>
-using real_of = typename RealOf<T>::type;
 
 // The typed entry points for one element type T (float, double, std::complex<float> or
 // std::complex<double>, whose layouts are cuComplex's and cuDoubleComplex's); R is the
