@@ -51,13 +51,13 @@ T scale2(T x, T n) {
 }
 
 // e^(x + xl), x within exp's clamp (not NaN), |xl| tiny next to 1. Reduction x = n ln2 + r
-// with the first fma exact, |r| <= 0.35; e^r = 1 + r + r^2 P(r).
+// with the first fma exact (P::exp_ln2_hi), |r| <= 0.35; e^r = 1 + r + r^2 P(r).
 template <class P, class T>
 T exp_core(T x, T xl) {
   using S = typename P::S;
   const T n = rint(x * T(P::log2e));
-  T r = fma(-n, T(P::ln2_hi), x);
-  r = fma(-n, T(P::ln2_lo), r) + xl;
+  T r = fma(-n, T(P::exp_ln2_hi), x);
+  r = fma(-n, T(P::exp_ln2_lo), r) + xl;
   const T p = T(S(1)) + fma(r * r, poly(r, P::exp_p), r);
   return scale2<P>(p, n);
 }
@@ -141,8 +141,8 @@ T expm1(T x) {
   T xc = select(x > T(P::exp_hi), T(P::exp_hi), select(x < T(P::expm1_lo), T(P::expm1_lo), x));
   xc = select(nan, T(S(0)), xc);
   const T n = rint(xc * T(P::log2e));
-  const T r1 = fma(-n, T(P::ln2_hi), xc);  // exact
-  const T p = n * T(P::ln2_lo);
+  const T r1 = fma(-n, T(P::exp_ln2_hi), xc);  // exact
+  const T p = n * T(P::exp_ln2_lo);
   const T r = r1 - p;
   const T rl = (r1 - r) - p;  // r + rl = r1 - p
   const T q = r * r * poly(r, P::exp_p);

@@ -16,6 +16,8 @@ struct Prec64 {
   // 42-bit head plus tail (k * head is exact for |k| < 2^11, for the logarithms).
   static constexpr double ln2_hi = 0.6931471805599453, ln2_lo = 2.3190468138462996e-17;
   static constexpr double ln2_hi_k = 0.6931471805598903, ln2_lo_k = 5.497923018708371e-14;
+  // The pair exp's reduction uses: double precision runs where fma is fused.
+  static constexpr double exp_ln2_hi = ln2_hi, exp_ln2_lo = ln2_lo;
   static constexpr double log2e = 1.4426950408889634;
   static constexpr double inv_ln2_hi = 1.4426950408889634, inv_ln2_lo = 2.0355273740931033e-17;
   static constexpr double two_thirds = 0.6666666666666666;
@@ -115,6 +117,9 @@ struct Prec32 {
   // plus tail (k * head is exact for |k| < 2^8, for the logarithms).
   static constexpr float ln2_hi = 0.6931471824645996f, ln2_lo = -1.9046542121259336e-09f;
   static constexpr float ln2_hi_k = 0.693145751953125f, ln2_lo_k = 1.428606765330187e-06f;
+  // The pair exp's reduction uses: the short head, whose products with n are exact, because
+  // a WGSL fma may round twice (lavapipe's does) and the 24-bit head then loses n ulps.
+  static constexpr float exp_ln2_hi = ln2_hi_k, exp_ln2_lo = ln2_lo_k;
   static constexpr float log2e = 1.4426950216293335f;
   static constexpr float inv_ln2_hi = 1.4426950216293335f, inv_ln2_lo = 1.925963033500011e-08f;
   static constexpr float two_thirds = 0.6666666865348816f;
