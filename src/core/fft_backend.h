@@ -1,7 +1,7 @@
 // The optional FFT family of the GPU backends: batched 1-D transforms of contiguous rows.
 // The CPU runs its own engine on any strides (src/backends/cpu/fft) and is not in this
-// table; a device type without a row has no transforms, and the front ends
-// (src/ops/fft.cpp) refuse it with BackendLimitation.
+// table; a device type without a row runs the transforms composed from its other ops
+// (src/ops/fft_composed.cpp).
 #pragma once
 
 #include <cstdint>
