@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernels/kernels.h"
 #include "math/elementwise.h"
 #include "numr/numr.h"
 #include "support/gradcheck.h"
@@ -118,6 +119,15 @@ double error_floor(const std::string& fn, double a) {
 struct Bound {
   double f64, f32;  // ulp
 };
+// The SSE4 kernels have no fused multiply-add: libm's error-free steps round twice there,
+// and these functions measure larger maxima than with FMA (the bounds above).
+const std::map<std::string, Bound> kBoundsWithoutFma = {
+    {"bessel_k0", {3.5, 3.0}},
+    {"bessel_y1", {6.5, 4.0}},
+    {"betainc", {9.0, 17.5}},
+    {"gammainc", {3.0, 3.5}},
+};
+bool kernels_have_fma() { return std::string(cpu::kernels().isa) != "sse4"; }
 // The measured maxima over the table, rounded up (the F32 op runs the formula in float).
 // J and Y count against their amplitude (error_floor); gammaincc's worst is Q(150, 300), a
 // tail value of e^(a log x - x)-like size whose exponent's rounding the result inherits.
@@ -141,7 +151,9 @@ TEST(SpecialFunctions, MatchesMpmathTable) {
     std::vector<double> a, b, c;
     for (const OracleRow* r : rows) a.push_back(r->a), b.push_back(r->b), c.push_back(r->c);
     const Shape shape{int64_t(rows.size())};
-    const Bound bound = kBounds.at(fn);
+    const Bound bound = !kernels_have_fma() && kBoundsWithoutFma.count(fn)
+                            ? kBoundsWithoutFma.at(fn)
+                            : kBounds.at(fn);
     double worst_ref = 0;
     for (const OracleRow* r : rows)
       worst_ref = std::max(worst_ref, ulp_error(reference(fn, r->a, r->b, r->c), r->value, 53,
