@@ -370,6 +370,27 @@ void run_science(const Options& o, Device dev) {
     });
     Tensor vars = randn({256, 65536}, DType::F32, dev, gen);
     report(o, dev, "cov_f32_256x65536", [&] { (void)cov(vars); });
+    report(o, dev, "bessel_j0_f32_16M", [&] { (void)bessel_j0(x); });
+    report(o, dev, "bessel_i0e_f32_16M", [&] { (void)bessel_i0e(x); });
+    report(o, dev, "bessel_k0_f32_16M", [&] { (void)bessel_k0(x); });
+    Tensor shape_a = mul_scalar(x, 4.0);
+    report(o, dev, "gammainc_f32_16M", [&] { (void)gammainc(shape_a, x); });
+  }
+  {
+    Tensor conc = add_scalar(rand({n}, DType::F32, dev, gen), 0.5);
+    Tensor rate = mul_scalar(conc, 8.0);
+    Tensor prob = rand({n}, DType::F32, dev, gen);
+    Tensor count = full({n}, 20.0, DType::F32, dev);
+    Generator g2(5);
+    report(o, dev, "random_exponential_f32_16M", [&] { (void)random::exponential(conc, g2); });
+    report(o, dev, "random_gamma_f32_16M", [&] { (void)random::gamma(conc, g2); });
+    report(o, dev, "random_poisson_f32_16M", [&] { (void)random::poisson(rate, g2); });
+    report(o, dev, "random_binomial_f32_16M", [&] { (void)random::binomial(count, prob, g2); });
+    Tensor probs = rand({4096, 1000}, DType::F32, dev, gen);
+    report(o, dev, "random_multinomial_f32_4096x1000_16", [&] {
+      (void)random::multinomial(probs, 16, true, g2);
+    });
+    report(o, dev, "random_randperm_16M", [&] { (void)random::randperm(n, g2, dev); });
   }
   {
     Tensor small = add(randn({4096, 8, 8}, DType::F64, dev, gen),
@@ -393,6 +414,15 @@ void run_science(const Options& o, Device dev) {
     report(o, dev, "linalg_svd_f32_4096x16x16", [&] { (void)linalg::svd(x16, false); });
     report(o, dev, "linalg_qr_f32_4096x16x16", [&] { (void)linalg::qr(x16); });
     report(o, dev, "linalg_inv_f32_4096x16x16", [&] { (void)linalg::inv(spd16); });
+    Tensor g256 = randn({256, 256}, DType::F64, dev, gen);
+    report(o, dev, "linalg_eig_f64_256", [&] { (void)linalg::eig(g256); });
+    Tensor c8 = complex(randn({4096, 8, 8}, DType::F32, dev, gen),
+                        randn({4096, 8, 8}, DType::F32, dev, gen));
+    report(o, dev, "linalg_svd_c64_4096x8x8", [&] { (void)linalg::svd(c8, false); });
+    Tensor c256 = complex(randn({256, 256}, DType::F64, dev, gen),
+                          randn({256, 256}, DType::F64, dev, gen));
+    Tensor herm = add(c256, conj(c256.transpose(0, 1)));
+    report(o, dev, "linalg_eigh_c128_256", [&] { (void)linalg::eigh(herm); });
   }
 }
 

@@ -15,7 +15,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
 for program in tests/numr_tests bench/numr_gpu_bench bench/numr_sm90_gemm_probe examples/numr_demo \
-  examples/numr_transformer; do
+  examples/numr_transformer examples/numr_science; do
   [[ -x "$build/$program" ]] && cp "$build/$program" "$stage/bin/"
 done
 # Everything the programs resolve, except glibc's own libraries (the target has its own).

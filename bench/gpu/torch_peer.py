@@ -319,6 +319,22 @@ def science_cases():
         yield "histogram_f32_16M_100", lambda: torch.histc(flat, 100, -4.0, 4.0)
     vars_ = rnd(256, 65536)
     yield "cov_f32_256x65536", lambda: torch.cov(vars_)
+    yield "bessel_j0_f32_16M", lambda: torch.special.bessel_j0(x)
+    yield "bessel_i0e_f32_16M", lambda: torch.special.i0e(x)
+    yield "bessel_k0_f32_16M", lambda: torch.special.modified_bessel_k0(x)
+    shape_a = x * 4.0
+    yield "gammainc_f32_16M", lambda: torch.special.gammainc(shape_a, x)
+    conc = torch.rand(n, device=dev, generator=g) + 0.5
+    rate = conc * 8.0
+    prob = torch.rand(n, device=dev, generator=g)
+    count = torch.full((n,), 20.0, device=dev)
+    yield "random_exponential_f32_16M", lambda: torch.empty_like(conc).exponential_(generator=g) / conc
+    yield "random_gamma_f32_16M", lambda: torch._standard_gamma(conc)
+    yield "random_poisson_f32_16M", lambda: torch.poisson(rate, generator=g)
+    yield "random_binomial_f32_16M", lambda: torch.binomial(count, prob, generator=g)
+    probs = torch.rand(4096, 1000, device=dev, generator=g)
+    yield "random_multinomial_f32_4096x1000_16", lambda: torch.multinomial(probs, 16, True, generator=g)
+    yield "random_randperm_16M", lambda: torch.randperm(n, device=dev, generator=g)
     small = rnd(4096, 8, 8, dtype=torch.float64) + 8 * torch.eye(8, dtype=torch.float64, device=dev)
     rhs = rnd(4096, 8, 1, dtype=torch.float64)
     yield "linalg_solve_f64_4096x8x8", lambda: torch.linalg.solve(small, rhs)
@@ -337,6 +353,13 @@ def science_cases():
     yield "linalg_svd_f32_4096x16x16", lambda: torch.linalg.svd(x16, full_matrices=False)
     yield "linalg_qr_f32_4096x16x16", lambda: torch.linalg.qr(x16)
     yield "linalg_inv_f32_4096x16x16", lambda: torch.linalg.inv(spd16)
+    g256 = rnd(256, 256, dtype=torch.float64)
+    yield "linalg_eig_f64_256", lambda: torch.linalg.eig(g256)
+    c8 = torch.complex(rnd(4096, 8, 8), rnd(4096, 8, 8))
+    yield "linalg_svd_c64_4096x8x8", lambda: torch.linalg.svd(c8, full_matrices=False)
+    c256 = torch.complex(rnd(256, 256, dtype=torch.float64), rnd(256, 256, dtype=torch.float64))
+    herm = c256 + c256.conj().T
+    yield "linalg_eigh_c128_256", lambda: torch.linalg.eigh(herm)
 
 
 def main():
