@@ -17,10 +17,31 @@
 
 namespace numr::test {
 
+namespace {
+// Whether the comma-separated list holds name as one of its items.
+bool lists(std::string_view list, std::string_view name) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+}  // namespace
+
 const std::vector<TestDevice>& test_devices() {
   static const std::vector<TestDevice> devices = [] {
     std::vector<TestDevice> out;
+    // NUMR_TEST_DEVICES=webgpu (a comma-separated list of cpu, cuda, webgpu) leaves the
+    // other devices out, so a tier can repeat the device suites for one backend alone.
+    const char* only = std::getenv("NUMR_TEST_DEVICES");
     for (Device d : {Device::cpu(), Device::cuda(0), Device::webgpu(0)}) {
+      const std::string kind = d.is_cpu() ? "cpu" : d.type == DeviceType::Cuda ? "cuda" : "webgpu";
+      if (only && *only && !lists(only, kind)) {
+        out.push_back({d, false, "left out by NUMR_TEST_DEVICES=" + std::string(only)});
+        continue;
+      }
       try {
         backend_for(d);
         out.push_back({d, true, ""});
