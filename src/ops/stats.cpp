@@ -106,7 +106,7 @@ Tensor cov_weights(const Tensor& w, const char* name, bool integral, int64_t n, 
     fail<UnsupportedDType>("cov", name, " must have ", integral ? "an integer" : "a floating",
                            " dtype, got ", w.dtype());
   const Tensor wa = w.cast(acc);
-  if (n > 0 && min(wa).item<double>() < 0)
+  if (n > 0 && min(wa).item_double() < 0)
     fail<InvalidArgument>("cov", name, " has a negative entry");
   return wa;
 }

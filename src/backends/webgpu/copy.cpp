@@ -39,7 +39,7 @@ std::string fill_wgsl(const FillConfig& c) {
   const std::string dst = s.buffer(c.dst, true);
   wgsl::FormulaScope scope(s.body(), compute_type(c.dst));
   s.body().line("if (gi >= P[0]) { return; }");
-  const Value v = c.dst == DType::F32 ? s.param_f32("1") : s.param_i32("1");
+  const Value v = compute_type(c.dst) == Type::f32 ? s.param_f32("1") : s.param_i32("1");
   const std::vector<Value> idx =
       StridedLayout::emit_offsets(s, 2, 1, Value::named(Type::u32, "gi"));
   s.store(dst, c.dst, idx[0], v);
@@ -76,7 +76,9 @@ void run_fill(Context& ctx, const FillCall& call) {
   Params p;
   p.u32(uint64_t(n));
   switch (call.dst.dtype) {
-    case DType::F32: p.f32(float(call.value)); break;
+    case DType::F32:
+    case DType::F16:
+    case DType::BF16: p.f32(float(call.value)); break;
     case DType::I32: p.i32(saturate(call.value, -2147483648.0, 2147483647.0)); break;
     case DType::U8: p.i32(saturate(call.value, 0.0, 255.0)); break;
     default: p.i32(call.value != 0.0 ? 1 : 0); break;  // Bool; NaN is true

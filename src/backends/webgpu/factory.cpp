@@ -12,6 +12,7 @@
 #include "backends/webgpu/pipeline_cache.h"
 #include "backends/webgpu/shader.h"
 #include "math/random_normal.h"
+#include "numr/half.h"
 #include "numr/random.h"
 
 namespace numr::webgpu {
@@ -40,6 +41,14 @@ void upload_values(Context& ctx, const TensorRef& out, const std::vector<double>
       case DType::I32: {
         const int32_t v = ints ? int32_t(i[k]) : int32_t(sat(d[k], -2147483648.0, 2147483647.0));
         std::memcpy(bytes.data() + 4 * k, &v, 4);
+        break;
+      }
+      case DType::F16:
+      case DType::BF16: {
+        const double x = ints ? double(i[k]) : d[k];
+        const uint16_t h = out.dtype == DType::F16 ? detail::round_to_small_float(x, 10, 5)
+                                                   : detail::round_to_small_float(x, 7, 8);
+        std::memcpy(bytes.data() + 2 * k, &h, 2);
         break;
       }
       case DType::U8: bytes[k] = ints ? uint8_t(i[k]) : uint8_t(sat(d[k], 0.0, 255.0)); break;

@@ -56,7 +56,7 @@ std::string reduce_wgsl(const ReduceConfig& c) {
   const bool arg = is_arg(c.op);
   const std::string out = arg ? s.words(true) : s.buffer(c.out, true);
   const std::string in = s.buffer(c.in, false);
-  const Type t = (c.op == OpId::any || c.op == OpId::all) && c.in != DType::F32
+  const Type t = (c.op == OpId::any || c.op == OpId::all) && compute_type(c.in) != Type::f32
                      ? Type::i32
                      : compute_type(c.in);
   const Type st = c.op == OpId::any || c.op == OpId::all ? Type::i32 : t;

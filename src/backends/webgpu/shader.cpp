@@ -12,20 +12,66 @@ using wgsl::Type;
 using wgsl::Value;
 
 bool dtype_supported(DType t) {
-  return t == DType::F32 || t == DType::I32 || t == DType::U8 || t == DType::Bool;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 ||
+         t == DType::U8 || t == DType::Bool;
 }
 
 void require_dtype(DType t, const char* what) {
   if (!dtype_supported(t))
     fail<UnsupportedDType>(current_op(what), "the webgpu backend does not support ", dtype_name(t),
-                           " (it has F32, I32, U8 and Bool; WGSL has no 64-bit "
-                           "types)");
+                           " (it has F32, F16, BF16, I32, U8 and Bool; WGSL has no "
+                           "64-bit types)");
 }
 
-Type compute_type(DType t) { return t == DType::F32 ? Type::f32 : Type::i32; }
+Type compute_type(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 ? Type::f32 : Type::i32;
+}
 
 namespace {
-bool packed(DType t) { return t == DType::U8 || t == DType::Bool; }
+bool half(DType t) { return t == DType::F16 || t == DType::BF16; }
+// Elements narrower than a word share it: stored through atomics, as they are bit fields.
+bool packed(DType t) { return t == DType::U8 || t == DType::Bool || half(t); }
+
+// F16 and BF16 are computed in f32 and stored as 16-bit fields of u32 words, converted with
+// integer arithmetic: WGSL leaves pack2x16float's rounding and overflow to the
+// implementation, and f16 arithmetic to an optional feature. NaN becomes the CPU's quiet NaN.
+constexpr const char* kHalfFunctions = R"(fn numr_f16_to_f32(h: u32) -> f32 {
+  let sign = (h & 0x8000u) << 16u;
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0u) {
+    let mag = f32(m) * 5.9604644775390625e-8;
+    return select(mag, -mag, sign != 0u);
+  }
+  if (e == 31u) { return bitcast<f32>(sign | 0x7f800000u | (m << 13u)); }
+  return bitcast<f32>(sign | ((e + 112u) << 23u) | (m << 13u));
+}
+fn numr_f32_to_f16(v: f32) -> u32 {
+  let b = bitcast<u32>(v);
+  let sign = (b >> 16u) & 0x8000u;
+  let a = b & 0x7fffffffu;
+  if (a > 0x7f800000u) { return sign | 0x7e00u; }
+  if (a >= 0x477ff000u) { return sign | 0x7c00u; }
+  if (a >= 0x38800000u) {
+    let r = a + 0xfffu + ((a >> 13u) & 1u);
+    return sign | ((r - 0x38000000u) >> 13u);
+  }
+  if (a <= 0x33000000u) { return sign; }
+  let shift = 126u - (a >> 23u);
+  let m = (a & 0x7fffffu) | 0x800000u;
+  var q = m >> shift;
+  let rem = m & ((1u << shift) - 1u);
+  let halfway = 1u << (shift - 1u);
+  if (rem > halfway || (rem == halfway && (q & 1u) == 1u)) { q = q + 1u; }
+  return sign | q;
+}
+fn numr_bf16_to_f32(h: u32) -> f32 { return bitcast<f32>(h << 16u); }
+fn numr_f32_to_bf16(v: f32) -> u32 {
+  let b = bitcast<u32>(v);
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return ((b >> 16u) & 0x8000u) | 0x7fc0u; }
+  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
+}
+)";
 }  // namespace
 
 std::string Shader::buffer(DType t, bool writable) {
@@ -62,6 +108,16 @@ Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) 
   switch (t) {
     case DType::F32: raw = Value::let(Type::f32, name + "[" + idx.str() + "]"); break;
     case DType::I32: raw = Value::let(Type::i32, name + "[" + idx.str() + "]"); break;
+    case DType::F16:
+    case DType::BF16: {
+      half_ = true;
+      const std::string bits =
+          "((" + name + "[" + idx.str() + " >> 1u] >> ((" + idx.str() + " & 1u) * 16u)) & 0xffffu)";
+      raw = Value::let(
+          Type::f32,
+          std::string(t == DType::F16 ? "numr_f16_to_f32" : "numr_bf16_to_f32") + "(" + bits + ")");
+      break;
+    }
     case DType::U8:
     case DType::Bool:
       raw = Value::let(Type::i32, "i32((" + name + "[" + idx.str() + " >> 2u] >> ((" + idx.str() +
@@ -84,6 +140,18 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
     case DType::I32:
       body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::i32).str() + ";");
       return;
+    case DType::F16:
+    case DType::BF16: {
+      half_ = true;
+      const Value bits = Value::let(
+          Type::u32, std::string(t == DType::F16 ? "numr_f32_to_f16" : "numr_f32_to_bf16") + "(" +
+                         wgsl::convert(v, Type::f32).str() + ")");
+      const std::string w = "&" + name + "[" + idx.str() + " >> 1u]";
+      const std::string sh = "((" + idx.str() + " & 1u) * 16u)";
+      body_.line("atomicAnd(" + w + ", ~(0xffffu << " + sh + "));");
+      body_.line("atomicOr(" + w + ", " + bits.str() + " << " + sh + ");");
+      return;
+    }
     case DType::U8:
     case DType::Bool: {
       Value byte = Value::constant(Type::u32, 0);
@@ -112,6 +180,7 @@ std::string Shader::finish() const {
   std::string s = "var<private> numr_zero: u32;\n";
   s += "@group(0) @binding(0) var<storage, read> P: array<u32>;\n";
   s += decls_;
+  if (half_) s += kHalfFunctions;
   s += "@compute @workgroup_size(" + std::to_string(kWorkgroupSize) + ")\n";
   s += "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg3: "
        "vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n";

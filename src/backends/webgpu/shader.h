@@ -43,7 +43,8 @@ class Shader {
   // The element of binding `name` (dtype t) at u32 index `idx`, in compute type `to`.
   wgsl::Value load(const std::string& name, DType t, const wgsl::Value& idx, wgsl::Type to);
   // Stores v (any compute type) into element idx of binding name (dtype t), converting as
-  // the CPU does (saturating to U8, NaN to 0 in integers, non-zero to true).
+  // the CPU does (saturating to U8, NaN to 0 in integers, non-zero to true, F16 and BF16
+  // rounded to nearest even).
   void store(const std::string& name, DType t, const wgsl::Value& idx, const wgsl::Value& v);
 
   // The full module. In the body: gi (global invocation index, u32), lid (local index),
@@ -55,6 +56,7 @@ class Shader {
   wgsl::Body body_;
   int next_binding_ = 1;
   std::vector<std::pair<std::string, DType>> packed_writable_;
+  bool half_ = false;  // the module needs the F16/BF16 conversion functions
 };
 
 // Host side of the parameter words.
