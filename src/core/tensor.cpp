@@ -145,7 +145,8 @@ double Tensor::item_double() const {
     fail<UnsupportedDType>("item_double", "a ", dtype_, " value is not one double (use item<",
                            dtype_ == DType::Complex64 ? "std::complex<float>" : "std::complex<double>",
                            ">)");
-  return cast(DType::F64).item<double>();
+  // The one element goes to the host first: not every device holds F64 (WebGPU).
+  return to(Device::cpu()).cast(DType::F64).item<double>();
 }
 
 Tensor Tensor::contiguous() const { return numr::contiguous(*this); }

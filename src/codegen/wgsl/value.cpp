@@ -130,9 +130,11 @@ Value Value::constant(Type t, double c) {
 
 Value operator+(const Value& a, const Value& b) { return binary(a, b, "+"); }
 Value operator-(const Value& a, const Value& b) {
-  // x - x is NaN for infinite x (finite_or_zero relies on it); a compiler that assumes
-  // finite values folds it to 0, so the right side passes through a run-time zero.
-  if (a.type() == Type::f32 && a.str() == b.str())
+  // x - x is NaN for infinite x (finite_or_zero relies on it), and the error-free steps of
+  // the math library ((1 + x) - 1, (a + b) - a) must be computed as written; a compiler
+  // that reassociates floats (Mesa's NIR treats them as inexact) folds them, so the right
+  // side passes through a run-time zero it cannot see through.
+  if (a.type() == Type::f32)
     return Value::let(
         a.type(), "(" + a.str() + " - bitcast<f32>(bitcast<u32>(" + b.str() + ") + numr_zero))");
   return binary(a, b, "-");
