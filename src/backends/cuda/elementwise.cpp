@@ -46,7 +46,8 @@ void run_elementwise(CudaDevice& dev, const ElementwiseCall& call) {
   for (int k = 0; k < call.n_in; ++k) ins.push_back(&call.in[size_t(k)]);
 
   const char* name = op_name(call.op).data();
-  const MapPlan plan = plan_map(name, call.out.shape, outs, ins);
+  const MapPlan plan =
+      plan_map(name, call.out.shape, outs, ins, !elementwise_one_per_step(call.op));
   ElementwiseConfig c;
   c.op = call.op;
   for (const TensorRef* t : outs) c.outs.push_back(t->dtype);

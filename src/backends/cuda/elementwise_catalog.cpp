@@ -60,7 +60,7 @@ std::vector<GeneratedKernel> elementwise_kernels(const ptx::Target& target) {
       ElementwiseConfig c;
       c.op = info.id;
       if (!op_accepts(info.id, d) || !signature(info.id, d, c.outs, c.ins)) continue;
-      c.shape = vector_shape(c.outs, c.ins);
+      c.shape = elementwise_one_per_step(info.id) ? MapShape{} : vector_shape(c.outs, c.ins);
       out.push_back(generate_elementwise(c, target));
       c.shape = strided_shape(3);
       out.push_back(generate_elementwise(c, target));

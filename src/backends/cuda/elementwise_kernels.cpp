@@ -85,6 +85,31 @@ int elementwise_scalar_count(OpId op) {
   }
 }
 
+bool elementwise_one_per_step(OpId op) {
+  switch (op) {
+    case OpId::gamma:
+    case OpId::beta:
+    case OpId::polygamma:
+    case OpId::zeta:
+    case OpId::gammainc:
+    case OpId::gammaincc:
+    case OpId::betainc:
+    case OpId::bessel_j0:
+    case OpId::bessel_j1:
+    case OpId::bessel_y0:
+    case OpId::bessel_y1:
+    case OpId::bessel_i0:
+    case OpId::bessel_i0e:
+    case OpId::bessel_i1:
+    case OpId::bessel_i1e:
+    case OpId::bessel_k0:
+    case OpId::bessel_k1:
+    case OpId::ellipk:
+    case OpId::ellipe: return true;
+    default: return false;
+  }
+}
+
 std::string elementwise_key(const ElementwiseConfig& c) {
   // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on chains of string +.
   std::string k = "ew_";

@@ -27,6 +27,10 @@ DType elementwise_source_dtype(OpId op, const std::vector<DType>& ins);
 // Whether the op reads scalars[0] / scalars[1] (passed as kernel parameters).
 int elementwise_scalar_count(OpId op);
 
+// Formulas long enough (series, continued fractions) that unrolling them for every element
+// of a vector step multiplies the kernel's size, not its speed: they run one element per
+// step.
+bool elementwise_one_per_step(OpId op);
 std::string elementwise_key(const ElementwiseConfig& c);
 GeneratedKernel generate_elementwise(const ElementwiseConfig& c, const ptx::Target& target);
 
