@@ -84,6 +84,9 @@ TEST(GradLinalgComplex, InvDetSlogdet) {
       "slogdet sign",
       [](const std::vector<Var>& v) { return parts(linalg::slogdet(shifted(cx(v[0]))).sign); },
       {pairs({3, 3}, 2)}, false);
+  // The sign of a real matrix (±1) is piecewise constant: no gradient, as in PyTorch.
+  EXPECT_FALSE(linalg::slogdet(Var(test::grad_input({3, 3}, 2), true)).sign.requires_grad());
+  EXPECT_TRUE(linalg::slogdet(cx(Var(pairs({3, 3}, 2), true))).sign.requires_grad());
 }
 
 TEST(GradLinalgComplex, Solve) {

@@ -150,11 +150,12 @@ Lstsq lstsq(const Tensor& a, const Tensor& b, std::string_view driver,
             std::optional<double> rcond = std::nullopt);
 
 // ---- Var forms: gradients as PyTorch defines them, written with Var ops ----
-// Real or complex. cholesky: the gradient is Hermitian (a is taken as Hermitian); eigh
-// likewise, and for distinct eigenvalues; svd for distinct nonzero singular values and a
-// loss that does not depend on the signs (complex: phases) of singular vectors, eigh on
-// those of eigenvectors (a complex loss that does is InvalidArgument); qr for m >= n
-// (reduced) and full-rank a.
+// Real or complex (complex gradients as PyTorch's, docs/semantics.md). cholesky takes a as
+// Hermitian (the gradient is symmetric for real a; for complex a it is PyTorch's, Hermitian
+// but for the imaginary part of its diagonal); eigh takes a as Hermitian, for distinct
+// eigenvalues; svd for distinct nonzero singular values and a loss that does not depend on
+// the signs (complex: phases) of singular vectors, eigh on those of eigenvectors (a complex
+// loss that does is InvalidArgument at backward); qr for m >= n (reduced) and full-rank a.
 Var cholesky(const Var& a, bool upper = false);
 Var solve_triangular(const Var& a, const Var& b, bool upper, bool left = true,
                      bool unitriangular = false);
