@@ -4,8 +4,9 @@
 // slogdet, qr, eigh, eigvalsh, svd, svdvals, eig, eigvals) and the compositions on them
 // (matrix_rank, pinv, lstsq, matrix_norm, cond, vector_norm) also take Complex64 and
 // Complex128 (cholesky and eigh then read a as Hermitian; eigenvalues, singular values and
-// norms are real, det and slogdet's sign complex). The Var forms are real only. Contracts
-// (errors, singular and non-definite input, layouts) in docs/semantics.md.
+// norms are real, det and slogdet's sign complex), and so do kron and matrix_exp. The Var
+// forms take the same dtypes, with complex gradients as PyTorch's (dL/dx + i dL/dy).
+// Contracts (errors, singular and non-definite input, layouts) in docs/semantics.md.
 //
 //   Tensor l = linalg::cholesky(a);            // a = l lᵀ
 //   Tensor x = linalg::solve(a, b);            // a x = b
@@ -149,9 +150,12 @@ Lstsq lstsq(const Tensor& a, const Tensor& b, std::string_view driver,
             std::optional<double> rcond = std::nullopt);
 
 // ---- Var forms: gradients as PyTorch defines them, written with Var ops ----
-// cholesky: the gradient is symmetric (a is taken as symmetric); eigh likewise, and for
-// distinct eigenvalues; svd for distinct nonzero singular values and a loss that does not
-// depend on the signs of singular vectors; qr for m >= n (reduced) and full-rank a.
+// Real or complex (complex gradients as PyTorch's, docs/semantics.md). cholesky takes a as
+// Hermitian (the gradient is symmetric for real a; for complex a it is PyTorch's, Hermitian
+// but for the imaginary part of its diagonal); eigh takes a as Hermitian, for distinct
+// eigenvalues; svd for distinct nonzero singular values and a loss that does not depend on
+// the signs (complex: phases) of singular vectors, eigh on those of eigenvectors (a complex
+// loss that does is InvalidArgument at backward); qr for m >= n (reduced) and full-rank a.
 Var cholesky(const Var& a, bool upper = false);
 Var solve_triangular(const Var& a, const Var& b, bool upper, bool left = true,
                      bool unitriangular = false);
@@ -159,7 +163,7 @@ Var solve(const Var& a, const Var& b);
 Var inv(const Var& a);
 Var det(const Var& a);
 struct SlogdetVar {
-  Tensor sign;
+  Var sign;  // differentiable for complex a (its phase); a constant for real a
   Var logabsdet;
 };
 SlogdetVar slogdet(const Var& a);

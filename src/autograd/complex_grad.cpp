@@ -16,7 +16,10 @@ Var view_as_real(const Var& z) {
   const OpScope scope("view_as_real");
   return record("view_as_real", view_as_real(z.tensor()), {z},
                 [](const Var& g, const Node&) -> Grads {
-                  return {view_as_complex(contiguous(g))};
+                  // A contiguous g can still start at an odd element (a view into a larger
+                  // gradient, e.g. cat's), where no pair starts: copy it then.
+                  const Var c = contiguous(g);
+                  return {view_as_complex(c.tensor().offset() % 2 ? clone(c) : c)};
                 });
 }
 

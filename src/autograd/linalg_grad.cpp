@@ -2,8 +2,12 @@
 // derivative written with Var ops (its output read back through node.output(), which keeps
 // its history), so gradients differentiate again. kron and matrix_exp are their
 // compositions over Vars (src/ops/linalg_compose.h).
+// Complex inputs follow PyTorch's convention (the gradient of a real loss is dL/dx + i dL/dy):
+// the rules are written with the conjugate transpose mH, which is the transpose for real
+// matrices, so one formula serves both.
 #include "autograd/grad_util.h"
 #include "core/op_scope.h"
+#include "numr/complex.h"
 #include "numr/linalg.h"
 #include "ops/linalg.h"
 #include "ops/linalg_compose.h"
@@ -14,13 +18,39 @@ using autograd::record;
 
 namespace {
 
-Var mT(const Var& x) { return transpose(x, -2, -1); }
+// The conjugate transpose of each matrix (conj of a real Var is the Var itself).
+Var mH(const Var& x) { return conj(transpose(x, -2, -1)); }
 
 Var constant_of(const Tensor& t) { return t.defined() ? autograd::constant(t) : Var(); }
 
-Tensor identity_like(const Var& x) {
-  const int64_t n = x.shape().back();
-  return eye(n, n, x.dtype(), x.device());
+// The identity and its complement (ones off the diagonal), [n, n] in t.
+Tensor identity_of(int64_t n, DType t, Device d) { return detail::eye_of(n, n, t, d); }
+Tensor off_diagonal_of(int64_t n, DType t, Device d) {
+  if (!is_complex(t)) return 1.0 - eye(n, n, t, d);
+  const DType part = complex_part_dtype(t);
+  return (1.0 - eye(n, n, part, d)).cast(t);
+}
+
+// triu(x, k) (upper) or tril(x, k); a complex x is masked, since tril and triu are real.
+Var triangle(const Var& x, bool upper, int64_t k) {
+  if (!is_complex(x.dtype())) return upper ? triu(x, k) : tril(x, k);
+  const Tensor ones_mask =
+      ones(Shape{x.shape().end()[-2], x.shape().back()}, complex_part_dtype(x.dtype()), x.device());
+  return x * (upper ? triu(ones_mask, k) : tril(ones_mask, k)).cast(x.dtype());
+}
+
+// The largest |Im| on the diagonals of the complex m: the part of a gradient that the phase
+// of a complex singular or eigen vector (free up to e^{iφ}) would carry. A loss that depends
+// on that phase has no gradient; the bound is PyTorch's (an absolute 1e-2).
+void check_phase_invariant(std::string_view op, const Tensor& m, std::string_view what) {
+  const Tensor d = imag(detail::diagonal(m));
+  if (d.numel() == 0) return;
+  const double worst = abs(d).max().item_double();
+  if (!(worst <= 1e-2))
+    fail<InvalidArgument>(op, "the loss depends on the phase of the ", what,
+                          " (each is defined up to a factor e^{iφ}), so it has no gradient; "
+                          "found |Im diag| = ",
+                          worst);
 }
 
 // g [..] -> [.., 1, 1], to scale whole matrices.
@@ -28,10 +58,6 @@ Var per_matrix(const Var& g) { return unsqueeze(unsqueeze(g, -1), -1); }
 
 void check_var(std::string_view op, const Var& v) {
   if (!v.defined()) fail<InvalidArgument>(op, "input must be defined");
-  // The rules below are written with transposes, which are the adjoints of real matrices only.
-  if (is_complex(v.dtype()))
-    fail<UnsupportedDType>(op, "the Var form takes F32 or F64; for ", v.dtype(),
-                           " call the Tensor form");
 }
 
 // x broadcast to shape as a Var op (so its gradient sums back), or x itself.
@@ -76,13 +102,13 @@ Var cholesky(const Var& a, bool upper) {
   const OpScope scope(op);
   check_var(op, a);
   return record(op, cholesky(a.tensor(), upper), {a}, [upper](const Var& g, const Node& n) {
-    // With A = L Lᵀ: gA = L⁻ᵀ Φ(Lᵀ gL) L⁻¹, Φ keeping the lower triangle with its diagonal
-    // halved, symmetrized (A is taken as symmetric).
+    // With A = L Lᴴ: gA = L⁻ᴴ Φ(Lᴴ gL) L⁻¹, Φ keeping the lower triangle with its diagonal
+    // halved, made Hermitian (A is taken as Hermitian).
     const Var out = n.output();
-    const Var l = upper ? mT(out) : out, gl = upper ? mT(g) : g;
-    Var ga = tril(matmul(mT(l), gl));
-    ga = 0.5 * (ga + mT(tril(ga, -1)));
-    ga = solve_triangular(mT(l), ga, /*upper=*/true, /*left=*/true);
+    const Var l = upper ? mH(out) : out, gl = upper ? mH(g) : g;
+    Var ga = triangle(matmul(mH(l), gl), false, 0);
+    ga = 0.5 * (ga + mH(triangle(ga, false, -1)));
+    ga = solve_triangular(mH(l), ga, /*upper=*/true, /*left=*/true);
     ga = solve_triangular(l, ga, /*upper=*/false, /*left=*/false);
     return std::vector<Var>{ga};
   });
@@ -100,14 +126,14 @@ Var solve_triangular(const Var& a, const Var& b, bool upper, bool left, bool uni
   Tensor value = solve_triangular(ab.tensor(), bb.tensor(), upper, left, unitriangular);
   return record(op, std::move(value), {ab, bb},
                 [upper, left, unitriangular](const Var& g, const Node& n) {
-                  // left: A X = B, gB = A⁻ᵀ G, gA = -gB Xᵀ; right: X A = B, gB = G A⁻ᵀ,
-                  // gA = -Xᵀ gB; gA kept to the triangle A was read from.
+                  // left: A X = B, gB = A⁻ᴴ G, gA = -gB Xᴴ; right: X A = B, gB = G A⁻ᴴ,
+                  // gA = -Xᴴ gB; gA kept to the triangle A was read from.
                   const Var& av = n.input(0);
                   const Var x = n.output();
-                  const Var gb = solve_triangular(mT(av), g, !upper, left, unitriangular);
-                  const Var full = left ? -matmul(gb, mT(x)) : -matmul(mT(x), gb);
+                  const Var gb = solve_triangular(mH(av), g, !upper, left, unitriangular);
+                  const Var full = left ? -matmul(gb, mH(x)) : -matmul(mH(x), gb);
                   const int64_t d = unitriangular ? 1 : 0;
-                  const Var ga = upper ? triu(full, d) : tril(full, -d);
+                  const Var ga = triangle(full, upper, upper ? d : -d);
                   return std::vector<Var>{ga, gb};
                 });
 }
@@ -117,7 +143,7 @@ Var solve(const Var& a, const Var& b) {
   const OpScope scope(op);
   check_var(op, a);
   check_var(op, b);
-  detail::check_matrix(op, a.tensor(), true);
+  detail::check_matrix(op, a.tensor(), true, true);
   detail::check_same_kind(op, a.tensor(), b.tensor());
   const bool vec = detail::solve_is_vector(a.tensor(), b.tensor());
   const Var bm = vec ? unsqueeze(b, -1) : b;
@@ -127,9 +153,9 @@ Var solve(const Var& a, const Var& b) {
   const Var bb = expand_to(bm, with_matrix(bs, n, bm.shape().back()));
   Tensor value = solve(ab.tensor(), bb.tensor());
   const Var xv = record(op, std::move(value), {ab, bb}, [](const Var& g, const Node& node) {
-    // A X = B: gB = A⁻ᵀ G, gA = -gB Xᵀ.
-    const Var gb = solve(mT(node.input(0)), g);
-    return std::vector<Var>{-matmul(gb, mT(node.output())), gb};
+    // A X = B: gB = A⁻ᴴ G, gA = -gB Xᴴ.
+    const Var gb = solve(mH(node.input(0)), g);
+    return std::vector<Var>{-matmul(gb, mH(node.output())), gb};
   });
   return vec ? squeeze(xv, -1) : xv;
 }
@@ -139,8 +165,8 @@ Var inv(const Var& a) {
   const OpScope scope(op);
   check_var(op, a);
   return record(op, inv(a.tensor()), {a}, [](const Var& g, const Node& n) {
-    const Var y = n.output();  // gA = -Yᵀ G Yᵀ
-    return std::vector<Var>{-matmul(matmul(mT(y), g), mT(y))};
+    const Var y = n.output();  // gA = -Yᴴ G Yᴴ
+    return std::vector<Var>{-matmul(matmul(mH(y), g), mH(y))};
   });
 }
 
@@ -149,8 +175,8 @@ Var det(const Var& a) {
   const OpScope scope(op);
   check_var(op, a);
   return record(op, det(a.tensor()), {a}, [](const Var& g, const Node& n) {
-    // d det(A) = det(A) tr(A⁻¹ dA): gA = g det(A) A⁻ᵀ (A invertible).
-    return std::vector<Var>{per_matrix(g * n.output()) * mT(inv(n.input(0)))};
+    // d det(A) = det(A) tr(A⁻¹ dA), holomorphic: gA = g conj(det(A)) A⁻ᴴ (A invertible).
+    return std::vector<Var>{per_matrix(g * conj(n.output())) * mH(inv(n.input(0)))};
   });
 }
 
@@ -159,10 +185,18 @@ SlogdetVar slogdet(const Var& a) {
   const OpScope scope(op);
   check_var(op, a);
   Slogdet r = slogdet(a.tensor());
+  // With t = tr(A⁻¹ dA): d logabsdet = Re t and, for complex A, d sign = i sign Im t, so a
+  // loss dL = gl Re t + c Im t has gA = (gl + i c) A⁻ᴴ. The sign of a real A is constant.
   Var l = record(op, std::move(r.logabsdet), {a}, [](const Var& g, const Node& n) {
-    return std::vector<Var>{per_matrix(g) * mT(inv(n.input(0)))};
+    const Var& av = n.input(0);
+    return std::vector<Var>{per_matrix(detail::like_dtype(g, av)) * mH(inv(av))};
   });
-  return {std::move(r.sign), std::move(l)};
+  if (!is_complex(a.dtype())) return {constant_of(r.sign), std::move(l)};
+  Var s = record(op, std::move(r.sign), {a}, [](const Var& g, const Node& n) {
+    const Var c = imag(g * conj(n.output()));  // Re(conj(g) i sign) = Im(g conj(sign))
+    return std::vector<Var>{per_matrix(complex(c * 0.0, c)) * mH(inv(n.input(0)))};
+  });
+  return {std::move(s), std::move(l)};
 }
 
 EighVar eigh(const Var& a) {
@@ -171,24 +205,29 @@ EighVar eigh(const Var& a) {
   check_var(op, a);
   const Eigh r = eigh(a.tensor());
   const int64_t n = a.shape().back();
-  // One node for both results: [.., 1 + n, n] holds the eigenvalues in its first row and the
-  // eigenvectors below, and the two outputs are views of it, so a loss on either or both
-  // reaches the one rule.
-  Tensor packed = cat({r.eigenvalues.unsqueeze(-2), r.eigenvectors}, -2);
-  const Var p = record(op, std::move(packed), {a}, [n](const Var& g, const Node& node) {
-    // A = V diag(w) Vᵀ: gA = V (diag(gw) + F ∘ skew(Vᵀ gV)) Vᵀ, F_ij = 1 / (w_j - w_i) off
-    // the diagonal (distinct eigenvalues), skew(M) = (M - Mᵀ) / 2.
+  const bool cplx = is_complex(a.dtype());
+  // One node for both results: [.., 1 + n, n] holds the eigenvalues in its first row (in a's
+  // complex dtype for complex a, read back as their real part) and the eigenvectors below,
+  // and the two outputs are views of it, so a loss on either or both reaches the one rule.
+  const Tensor w_row = (cplx ? r.eigenvalues.cast(a.dtype()) : r.eigenvalues).unsqueeze(-2);
+  Tensor packed = cat({w_row, r.eigenvectors}, -2);
+  const Var p = record(op, std::move(packed), {a}, [n, cplx](const Var& g, const Node& node) {
+    // A = V diag(w) Vᴴ: gA = V (diag(gw) + F ∘ skew(Vᴴ gV)) Vᴴ, F_ij = 1 / (w_j - w_i) off
+    // the diagonal (distinct eigenvalues), skew(M) = (M - Mᴴ) / 2. The imaginary diagonal of
+    // Vᴴ gV is the phase of each complex eigenvector, which the loss must not depend on.
     const Var out = node.output();
     const Var w = squeeze(narrow(out, -2, 0, 1), -2), v = narrow(out, -2, 1, n);
     const Var gw = squeeze(narrow(g, -2, 0, 1), -2), gv = narrow(g, -2, 1, n);
-    const Tensor id = identity_like(v);
-    const Var m = matmul(mT(v), gv);
+    const Tensor id = identity_of(n, v.dtype(), v.device());
+    const Var m = matmul(mH(v), gv);
+    if (cplx) check_phase_invariant("linalg.eigh", m.tensor(), "eigenvectors");
     const Var e = unsqueeze(w, -2) - unsqueeze(w, -1) + id;  // 1 on the diagonal
-    const Var off = 0.5 * (m - mT(m)) / e * (1.0 - id);
+    const Var off = 0.5 * (m - mH(m)) / e * off_diagonal_of(n, v.dtype(), v.device());
     const Var inner = off + unsqueeze(gw, -1) * id;
-    return std::vector<Var>{matmul(matmul(v, inner), mT(v))};
+    return std::vector<Var>{matmul(matmul(v, inner), mH(v))};
   });
-  return {squeeze(narrow(p, -2, 0, 1), -2), narrow(p, -2, 1, n)};
+  const Var w = squeeze(narrow(p, -2, 0, 1), -2);
+  return {cplx ? real(w) : w, narrow(p, -2, 1, n)};
 }
 
 Var eigvalsh(const Var& a) {
@@ -211,15 +250,23 @@ QrVar qr(const Var& a, std::string_view mode) {
   const std::vector<Shape> shapes = {f.Q.shape(), f.R.shape()};
   const Var p =
       record(op, pack({f.Q, f.R}, lead), {a}, [shapes, lead](const Var& g, const Node& node) {
-        // A = Q R (m >= n): M = R gRᵀ - gQᵀ Q, gA = (gQ + Q copyltu(M)) R⁻ᵀ, copyltu(M) the
-        // symmetric matrix with M's lower triangle.
+        // A = Q R (m >= n): M = R gRᴴ - gQᴴ Q, gA = (gQ + Q copyltu(M)) R⁻ᴴ, copyltu(M) the
+        // Hermitian matrix with M's strict lower triangle and Re diag(M) (R's diagonal is
+        // real, so Im diag(M) belongs to Q's phases, which the triangular R fixes).
         const std::vector<Var> out = unpack(node.output(), shapes, lead);
         const std::vector<Var> gs = unpack(g, shapes, lead);
         const Var &q = out[0], &r = out[1], &gq = gs[0], &gr = gs[1];
-        const Var mm = matmul(r, mT(gr)) - matmul(mT(gq), q);
-        const Var sym = tril(mm) + mT(tril(mm, -1));
+        const Var mm = matmul(r, mH(gr)) - matmul(mH(gq), q);
+        Var sym;
+        if (is_complex(mm.dtype())) {
+          const Var low = triangle(mm, false, -1);
+          const Tensor id = identity_of(mm.shape().back(), mm.dtype(), mm.device());
+          sym = low + mH(low) + detail::like_dtype(real(mm), mm) * id;
+        } else {
+          sym = tril(mm) + transpose(tril(mm, -1), -2, -1);
+        }
         const Var x = gq + matmul(q, sym);
-        return std::vector<Var>{solve_triangular(mT(r), x, /*upper=*/false, /*left=*/false)};
+        return std::vector<Var>{solve_triangular(mH(r), x, /*upper=*/false, /*left=*/false)};
       });
   std::vector<Var> out = unpack(p, shapes, lead);
   return {out[0], out[1]};
@@ -237,30 +284,40 @@ SvdVar svd(const Var& a, bool full_matrices) {
   if (full_matrices && m != n)
     fail<InvalidArgument>(op, "the gradient needs full_matrices = false for a non-square ",
                           shape_str(a.shape()), " (the extra singular vectors are not unique)");
+  const bool cplx = is_complex(a.dtype());
   const std::vector<Shape> shapes = {r.U.shape(), r.S.shape(), r.Vh.shape()};
+  // S joins U and Vh in their dtype (complex for complex a) and is read back as its real part.
+  const Tensor s_packed = cplx ? r.S.cast(a.dtype()) : r.S;
   const Var p = record(
-      op, pack({r.U, r.S, r.Vh}, lead), {a}, [shapes, lead, m, n](const Var& g, const Node& node) {
-        // A = U S Vᵀ with distinct nonzero S: K = UᵀgU - gUᵀU, L = VᵀgV - gVᵀV,
-        // gA = U [(K ∘ s_j + s_i ∘ L) / (s_j² - s_i²) off the diagonal + diag(gS)] Vᵀ
-        //      + (I - UUᵀ) gU S⁻¹ Vᵀ (m > k) + U S⁻¹ gVᵀ (I - VVᵀ) (n > k).
+      op, pack({r.U, s_packed, r.Vh}, lead), {a},
+      [shapes, lead, m, n, cplx](const Var& g, const Node& node) {
+        // A = U S Vᴴ with distinct nonzero S: K = UᴴgU - gUᴴU, L = VᴴgV - gVᴴV,
+        // gA = U [(K ∘ s_j + s_i ∘ L) / (s_j² - s_i²) off the diagonal + diag(gS)
+        //         + diag(K) / 2S (complex: the phases, taken from U)] Vᴴ
+        //      + (I - UUᴴ) gU S⁻¹ Vᴴ (m > k) + U S⁻¹ gVᴴ (I - VVᴴ) (n > k).
+        // A pair (u_i, v_i) is defined up to one common phase e^{iφ}, which the loss must not
+        // depend on: Im diag(K + L) = 0.
         const std::vector<Var> out = unpack(node.output(), shapes, lead);
         const std::vector<Var> gs = unpack(g, shapes, lead);
-        const Var &u = out[0], &s = out[1], v = mT(out[2]);
-        const Var &gu = gs[0], &gsv = gs[1], gv = mT(gs[2]);
+        const Var &u = out[0], &s = out[1], v = mH(out[2]);
+        const Var &gu = gs[0], &gsv = gs[1], gv = mH(gs[2]);
         const int64_t k = s.shape().back();
-        const Tensor id = eye(k, k, s.dtype(), s.device());
-        const Var utgu = matmul(mT(u), gu), vtgv = matmul(mT(v), gv);
-        const Var kk = utgu - mT(utgu), ll = vtgv - mT(vtgv);
+        const Tensor id = identity_of(k, s.dtype(), s.device());
+        const Var utgu = matmul(mH(u), gu), vtgv = matmul(mH(v), gv);
+        const Var kk = utgu - mH(utgu), ll = vtgv - mH(vtgv);
+        if (cplx) check_phase_invariant("linalg.svd", (kk + ll).tensor(), "singular vector pairs");
         const Var s_row = unsqueeze(s, -2), s_col = unsqueeze(s, -1);
         const Var e = s_row * s_row - s_col * s_col + id;  // 1 on the diagonal
-        const Var inner = (kk * s_row + s_col * ll) / e * (1.0 - id) + unsqueeze(gsv, -1) * id;
-        Var ga = matmul(matmul(u, inner), mT(v));
-        if (m > k) ga = ga + matmul((gu - matmul(u, utgu)) / s_row, mT(v));
-        if (n > k) ga = ga + matmul(u, mT((gv - matmul(v, vtgv)) / s_row));
+        Var inner = (kk * s_row + s_col * ll) / e * off_diagonal_of(k, s.dtype(), s.device()) +
+                    unsqueeze(gsv, -1) * id;
+        if (cplx) inner = inner + kk * id / (s_col * 2.0);
+        Var ga = matmul(matmul(u, inner), mH(v));
+        if (m > k) ga = ga + matmul((gu - matmul(u, utgu)) / s_row, mH(v));
+        if (n > k) ga = ga + matmul(u, mH((gv - matmul(v, vtgv)) / s_row));
         return std::vector<Var>{ga};
       });
   std::vector<Var> out = unpack(p, shapes, lead);
-  return {out[0], out[1], out[2]};
+  return {out[0], cplx ? real(out[1]) : out[1], out[2]};
 }
 
 EigVar eig(const Var& a) {
@@ -302,7 +359,7 @@ Var matrix_exp(const Var& a) {
   constexpr std::string_view op = "linalg.matrix_exp";
   const OpScope scope(op);
   check_var(op, a);
-  detail::check_matrix(op, a.tensor(), true);
+  detail::check_matrix(op, a.tensor(), true, true);
   return detail::matrix_exp_of(a, detail::matrix_exp_plan(a.tensor()));
 }
 
@@ -310,8 +367,9 @@ Var vector_norm(const Var& x, double ord, const std::vector<int64_t>& dims, bool
   constexpr std::string_view op = "linalg.vector_norm";
   const OpScope scope(op);
   check_var(op, x);
-  detail::check_floating(op, x.tensor());
   if (std::isnan(ord)) fail<InvalidArgument>(op, "ord must not be NaN");
+  if (is_complex(x.dtype())) return detail::vector_norm_of(abs(x), ord, dims, keepdim);
+  detail::check_floating(op, x.tensor());
   return detail::vector_norm_of(x, ord, dims, keepdim);
 }
 
@@ -319,16 +377,17 @@ Var matrix_norm(const Var& a, std::string_view ord, bool keepdim) {
   constexpr std::string_view op = "linalg.matrix_norm";
   const OpScope scope(op);
   check_var(op, a);
-  detail::check_matrix(op, a.tensor(), false);
+  detail::check_matrix(op, a.tensor(), false, true);
   detail::check_norm_name(op, ord);
-  return detail::matrix_norm_named(a, ord, keepdim);
+  return detail::matrix_norm_named(is_complex(a.dtype()) && ord == "fro" ? abs(a) : a, ord,
+                                   keepdim);
 }
 
 Var matrix_norm(const Var& a, double ord, bool keepdim) {
   constexpr std::string_view op = "linalg.matrix_norm";
   const OpScope scope(op);
   check_var(op, a);
-  detail::check_matrix(op, a.tensor(), false);
+  detail::check_matrix(op, a.tensor(), false, true);
   detail::check_norm_ord(op, ord);
   return detail::matrix_norm_p(a, ord, keepdim);
 }
@@ -338,7 +397,7 @@ Var cond(const Var& a, double p) {
   const OpScope scope(op);
   check_var(op, a);
   detail::check_norm_ord(op, p);
-  detail::check_matrix(op, a.tensor(), std::abs(p) != 2);
+  detail::check_matrix(op, a.tensor(), std::abs(p) != 2, true);
   if (std::abs(p) == 2) {
     const Var s = svdvals(a);
     const int64_t k = s.shape().back();
@@ -352,7 +411,7 @@ Var pinv(const Var& a) {
   constexpr std::string_view op = "linalg.pinv";
   const OpScope scope(op);
   check_var(op, a);
-  detail::check_matrix(op, a.tensor(), false);
+  detail::check_matrix(op, a.tensor(), false, true);
   return detail::pinv_of(a, detail::default_rtol(a.tensor()));
 }
 

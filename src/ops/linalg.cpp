@@ -105,9 +105,9 @@ Tensor complex_prod(Tensor z) {
 
 void check_kron(const Tensor& a, const Tensor& b) {
   constexpr std::string_view op = "linalg.kron";
-  check_matrix(op, a, false);
+  check_matrix(op, a, false, true);
   check_same_kind(op, a, b);
-  check_matrix(op, b, false);
+  check_matrix(op, b, false, true);
   (void)broadcast_shapes(op, lead(a, 2), lead(b, 2));
 }
 
@@ -115,7 +115,7 @@ ExpPlan matrix_exp_plan(const Tensor& a) {
   // The Taylor remainder after degree d at ||x||_1 <= 1 is below 1/(d+1)!: under F64's
   // epsilon for d = 18, under F32's for d = 10.
   ExpPlan p;
-  p.degree = a.dtype() == DType::F64 ? 18 : 10;
+  p.degree = complex_part_dtype(a.dtype()) == DType::F64 ? 18 : 10;
   if (a.numel() == 0) return p;
   const double norm = abs(a).sum({-2}).max().item_double();
   if (std::isfinite(norm) && norm > 1.0) p.squarings = int(std::ceil(std::log2(norm)));
@@ -654,7 +654,7 @@ Tensor kron(const Tensor& a, const Tensor& b) {
 Tensor matrix_exp(const Tensor& a) {
   constexpr std::string_view op = "linalg.matrix_exp";
   const OpScope scope(op);
-  check_matrix(op, a, true);
+  check_matrix(op, a, true, true);
   return detail::matrix_exp_of(a, detail::matrix_exp_plan(a));
 }
 

@@ -30,7 +30,7 @@ T kron_of(const T& a, const T& b) {
 template <class T>
 T matrix_exp_of(const T& a, const ExpPlan& p) {
   const int64_t n = a.shape().back();
-  const Tensor id = eye(n, n, a.dtype(), a.device());
+  const Tensor id = eye_of(n, n, a.dtype(), a.device());
   const T x = a * std::ldexp(1.0, -p.squarings);
   T e = x * (1.0 / p.degree) + id;
   for (int j = p.degree - 1; j >= 1; --j) e = matmul(x, e) * (1.0 / j) + id;
