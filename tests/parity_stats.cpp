@@ -388,8 +388,10 @@ TEST(GradStats, Checks) {
   check_gradients(
       OpId::cov, "weighted",
       [](const std::vector<Var>& a) {
-        return cov(a[0], 1, Tensor::from_vector(std::vector<int32_t>{1, 2, 0, 3, 1, 1, 2}, {7}),
-                   Tensor::from_vector(std::vector<double>{0.5, 1, 2, 1, 0.25, 1, 3}, {7}));
+        const Device dev = a[0].device();
+        const Tensor fw = Tensor::from_vector(std::vector<int32_t>{1, 2, 0, 3, 1, 1, 2}, {7});
+        const Tensor aw = Tensor::from_vector(std::vector<double>{0.5, 1, 2, 1, 0.25, 1, 3}, {7});
+        return cov(a[0], 1, fw.to(dev), aw.cast(a[0].dtype()).to(dev));
       },
       {x});
   check_gradients(OpId::corrcoef, "", [](const std::vector<Var>& a) { return corrcoef(a[0]); },

@@ -11,6 +11,7 @@
 #include "backends/webgpu/kernels.h"
 #include "backends/webgpu/pipeline_cache.h"
 #include "backends/webgpu/shader.h"
+#include "core/random_values.h"
 #include "math/random_normal.h"
 #include "numr/half.h"
 #include "numr/random.h"
@@ -165,7 +166,7 @@ void run_random(Context& ctx, const RandomCall& call) {
       const uint64_t bits = uint64_t(r.v[0]) | (uint64_t(r.v[1]) << 32);
       iv.push_back(int64_t(uint64_t(call.low) + bits % range));
     } else if (call.kind == RandomKind::Uniform) {
-      d.push_back(philox_uniform(r.v[0]));
+      d.push_back(uniform_value(r.v[0], t));
     } else {
       const double u1 = (double(r.v[0] >> 8) + 1.0) * (1.0 / 16777216.0);
       d.push_back(math::box_muller(u1, philox_uniform(r.v[1])));

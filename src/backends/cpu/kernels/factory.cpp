@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include "backends/cpu/kernels/kernels.h"
+#include "core/random_values.h"
 #include "core/thread_pool.h"
 #include "numr/random.h"
 
@@ -37,23 +38,6 @@ constexpr int64_t kGrain = 16384;
 
 char* element_ptr(const TensorRef& r, int64_t i) {
   return static_cast<char*>(r.base) + (r.offset + i) * int64_t(dtype_size(r.dtype));
-}
-
-// The largest value with `mant` stored mantissa bits (and minimum exponent emin) that is
-// <= u, for u in [0, 1).
-double truncate_to_format(double u, int mant, int emin) {
-  if (u == 0.0) return 0.0;
-  int e = std::ilogb(u);
-  if (e < emin) e = emin;
-  const double scale = std::ldexp(1.0, mant - e);
-  return std::floor(u * scale) / scale;
-}
-
-double uniform_value(uint32_t bits, DType t) {
-  const double u = philox_uniform(bits);
-  if (t == DType::F16) return truncate_to_format(u, 10, -14);
-  if (t == DType::BF16) return truncate_to_format(u, 7, -126);
-  return u;
 }
 
 // Box-Muller's u1, in (0, 1] so that its log is finite.
