@@ -13,12 +13,13 @@ std::string WebGpuBackend::name() const { return "webgpu:0 (" + ctx_.adapter_nam
 
 namespace {
 
-// The composed ops with WebGPU kernels, F32 only (the GEMM epilogue's backward, whose
-// forward part shares the kernel, still runs composed).
+// The composed ops with WebGPU kernels, F32 only.
 constexpr OpId kKernels[] = {
     OpId::matmul,
     OpId::matmul_bias_activation,
     OpId::matmul_bias_residual,
+    OpId::matmul_bias_activation_bwd,
+    OpId::bias_activation_bwd,
 };
 
 }  // namespace
@@ -59,6 +60,9 @@ void WebGpuBackend::random(const RandomCall& call) { run_random(ctx_, call); }
 void WebGpuBackend::matmul(const MatmulCall& call) { run_matmul(ctx_, call); }
 void WebGpuBackend::matmul_epilogue(const GemmEpilogueCall& call) {
   run_matmul_epilogue(ctx_, call);
+}
+void WebGpuBackend::bias_activation_bwd(const BiasActBwdCall& call) {
+  run_bias_activation_bwd(ctx_, call);
 }
 
 Backend& webgpu_backend(int index) {
