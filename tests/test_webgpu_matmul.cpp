@@ -1,11 +1,12 @@
 // The WebGPU GEMM kernel (backends/webgpu/matmul.cpp) at shapes that end inside its 64x64
 // tiles and 16-deep K slices: odd sizes, batches (per item, shared and broadcast both
 // ways), transposed and strided operands, K = 1, M = 1, N = 1 and several tiles in every
-// dim; and the epilogue forward (bias, each activation, the saved pre-activation, the
-// residual) at the same edges. Results are checked against a float64 product of the same
-// inputs with the bound of f32 accumulation, |got - exact| <= γ_K Σ|a||b| (γ_K = Ku/(1-Ku),
-// u = 2^-24), which holds for any summation order; the CPU's product must meet the same
-// bound. Every test skips, naming the reason, where no WebGPU device is usable.
+// dim; the epilogue forward (bias, each activation, the saved pre-activation, the
+// residual) at the same edges; and the epilogue's fused backward pass over several chunks
+// of rows. Products are checked against a float64 product of the same inputs with the
+// bound of f32 accumulation, |got - exact| <= γ_K Σ|a||b| (γ_K = Ku/(1-Ku), u = 2^-24),
+// which holds for any summation order; the CPU's product must meet the same bound. Every
+// test skips, naming the reason, where no WebGPU device is usable.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -261,6 +262,41 @@ TEST(WebGpuMatmul, EpilogueAtTileEdges) {
   check_epilogue(transposed({65, 129}), plain({129, 67}), Activation::None, true, gpu, 91);
   check_epilogue(plain({3, 65, 129}), plain({3, 129, 67}), Activation::None, true, gpu, 95);
   check_epilogue(plain({1, 1}), plain({1, 1}), Activation::None, true, gpu, 99);
+}
+
+// The epilogue's fused backward pass over several chunks of rows and column tiles, each
+// ending part-way: grad_pre = g·act'(x) against float64 within a few units of the
+// derivative's terms (|d| + |x| + 1, as act' sums products of x with its sigmoid or erf),
+// and d_bias against the exact sum of the grad_pre it returned within γ_rows Σ|grad_pre|.
+TEST(WebGpuMatmul, BiasActivationBackwardOverChunks) {
+  REQUIRE_WEBGPU();
+  uint64_t seed = 201;
+  for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu,
+                         Activation::Sigmoid, Activation::Tanh})
+    for (const Shape& shape : {Shape{3, 300, 67}, Shape{1, 1}, Shape{257, 1}}) {
+      const Pair g = make(plain(shape), gpu, seed += 2), x = make(plain(shape), gpu, seed + 1);
+      const std::string label = std::string(activation_name(act)) + " " + shape_str(shape);
+      const PathCounts before = path_counts(OpId::bias_activation_bwd);
+      const auto [gp_gpu, db_gpu] = bias_activation_bwd(g.gpu, x.gpu, act);
+      EXPECT_EQ(path_counts(OpId::bias_activation_bwd).kernel, before.kernel + 1) << label;
+      const bool from_pre = needs_preactivation(act);
+      const std::vector<float> gv = g.cpu.to_vector<float>(), xv = x.cpu.to_vector<float>();
+      const std::vector<float> gp = gp_gpu.to(Device::cpu()).to_vector<float>();
+      const int64_t n = shape.back(), rows = int64_t(gv.size()) / n;
+      std::vector<double> want(gv.size()), bound(gv.size());
+      std::vector<double> sum(size_t(n), 0.0), mag(size_t(n), 0.0);
+      for (size_t i = 0; i < gv.size(); ++i) {
+        const double d = math::finite_or_zero(math::activation_grad(act, double(xv[i]), from_pre));
+        want[i] = gv[i] * d;
+        bound[i] = 16 * kU * std::fabs(gv[i]) * (std::fabs(d) + std::fabs(xv[i]) + 1.0);
+        sum[i % size_t(n)] += gp[i];
+        mag[i % size_t(n)] += std::fabs(gp[i]);
+      }
+      EXPECT_EQ(first_outside(gp, want, bound), "") << "grad_pre " << label;
+      for (double& m : mag) m *= gamma(rows);
+      EXPECT_EQ(first_outside(db_gpu.to(Device::cpu()).to_vector<float>(), sum, mag), "")
+          << "d_bias " << label;
+    }
 }
 
 }  // namespace
