@@ -70,8 +70,8 @@ std::string w(Word x) { return "P[" + u(x) + "]"; }
 std::string wi(Word x) { return "bitcast<i32>(" + w(x) + ")"; }
 
 // Stages one operand's 64 x 16 slice into workgroup memory `dst`, laid out [slice][tile]
-// with row length kStride. (outer, inner) are the tile and slice coordinates of each
-// load; `fast_is_tile` says the loads run along the tile dim.
+// with rows of kStride words: each load's tile and slice coordinates (ti, si) run along
+// the tile dim when `fast_is_tile`, else along the slice dim.
 void stage(wgsl::Body& b, const std::string& src, const std::string& dst, bool fast_is_tile,
            const std::string& tile0, const std::string& tile_n, const std::string& tile_stride,
            const std::string& slice_stride, const std::string& base) {
