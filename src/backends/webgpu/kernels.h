@@ -13,6 +13,10 @@ void run_copy(Context& ctx, const CopyCall& call);                // copy.cpp
 void run_fill(Context& ctx, const FillCall& call);                // copy.cpp
 void run_sequence(Context& ctx, const SequenceCall& call);        // factory.cpp
 void run_random(Context& ctx, const RandomCall& call);            // factory.cpp
+// The optional families with kernels (WebGpuBackend::supports lists their ops).
+void run_matmul(Context& ctx, const MatmulCall& call);                   // matmul.cpp
+void run_matmul_epilogue(Context& ctx, const GemmEpilogueCall& call);    // matmul.cpp
+void run_bias_activation_bwd(Context& ctx, const BiasActBwdCall& call);  // bias_act_bwd.cpp
 
 inline Buffer* buffer_of(const TensorRef& r) { return static_cast<Buffer*>(r.base); }
 

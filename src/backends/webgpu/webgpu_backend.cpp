@@ -1,5 +1,8 @@
 #include "backends/webgpu/webgpu_backend.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "backends/webgpu/context.h"
 #include "backends/webgpu/kernels.h"
 #include "backends/webgpu/shader.h"
@@ -8,9 +11,24 @@ namespace numr::webgpu {
 
 std::string WebGpuBackend::name() const { return "webgpu:0 (" + ctx_.adapter_name() + ")"; }
 
-// The required core only: the fused gates have their kernels through the formulas, every
-// other composed op runs as its composition.
+namespace {
+
+// The composed ops with WebGPU kernels, F32 only.
+constexpr OpId kKernels[] = {
+    OpId::matmul,
+    OpId::matmul_bias_activation,
+    OpId::matmul_bias_residual,
+    OpId::matmul_bias_activation_bwd,
+    OpId::bias_activation_bwd,
+};
+
+}  // namespace
+
+// The required core, the fused gates (kernels through the formulas) and kKernels at F32;
+// every other composed op runs as its composition.
 bool WebGpuBackend::supports(OpId op, DType t) const {
+  if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels))
+    return t == DType::F32;
   return dtype_supported(t) && has_listed_kernel(op, {});
 }
 
@@ -39,6 +57,13 @@ void WebGpuBackend::copy(const CopyCall& call) { run_copy(ctx_, call); }
 void WebGpuBackend::fill(const FillCall& call) { run_fill(ctx_, call); }
 void WebGpuBackend::sequence(const SequenceCall& call) { run_sequence(ctx_, call); }
 void WebGpuBackend::random(const RandomCall& call) { run_random(ctx_, call); }
+void WebGpuBackend::matmul(const MatmulCall& call) { run_matmul(ctx_, call); }
+void WebGpuBackend::matmul_epilogue(const GemmEpilogueCall& call) {
+  run_matmul_epilogue(ctx_, call);
+}
+void WebGpuBackend::bias_activation_bwd(const BiasActBwdCall& call) {
+  run_bias_activation_bwd(ctx_, call);
+}
 
 Backend& webgpu_backend(int index) {
   Context& ctx = Context::get(index);

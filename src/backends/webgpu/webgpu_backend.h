@@ -1,6 +1,7 @@
 // The Backend of the WebGPU device: memory through Context's caching allocator, host copies
-// that complete before returning, and the required core's families (kernels.h). Every
-// optional family and composed op runs as its composition (supports() says no).
+// that complete before returning, the required core's families and, in F32, matmul and the
+// GEMM epilogues forward and backward (kernels.h). Every other optional family and
+// composed op runs as its composition (supports() says no).
 #pragma once
 
 #include <string>
@@ -36,6 +37,9 @@ class WebGpuBackend final : public Backend {
   void fill(const FillCall& call) override;
   void sequence(const SequenceCall& call) override;
   void random(const RandomCall& call) override;
+  void matmul(const MatmulCall& call) override;
+  void matmul_epilogue(const GemmEpilogueCall& call) override;
+  void bias_activation_bwd(const BiasActBwdCall& call) override;
 
  private:
   Context& ctx_;

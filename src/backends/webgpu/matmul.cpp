@@ -1,0 +1,268 @@
+// Matmul and the GEMM epilogue forward, F32: out = act(a @ b + bias) (+ residual), with
+// pre = a @ b + bias when asked. Each workgroup of 16x16 invocations computes a 64x64 tile
+// of one batch item's output, each invocation a 4x4 block of it (rows ty + 16i, columns
+// tx + 16j, so neighbouring invocations touch neighbouring words). K is walked in slices of
+// 16 staged in workgroup memory; reads past M, N or K load zeros and stores past M or N are
+// skipped, so any size runs. Operands are read through their own strides (transposed,
+// strided, flipped and broadcast batches alike); the staging loads run along whichever of
+// an operand's two dims is contiguous. The epilogue applies math/activation.h at the store.
+#include <compare>
+#include <string>
+
+#include "backends/webgpu/kernels.h"
+#include "backends/webgpu/pipeline_cache.h"
+#include "backends/webgpu/shader.h"
+#include "codegen/wgsl/value_math.h"
+#include "core/dim_merge.h"
+#include "core/op_scope.h"
+#include "math/activation.h"
+#include "numr/error.h"
+
+namespace numr::webgpu {
+
+using wgsl::Type;
+using wgsl::Value;
+
+namespace {
+
+constexpr uint32_t kTile = 64;   // output rows and columns per workgroup
+constexpr uint32_t kSlice = 16;  // K per staging step
+constexpr uint32_t kSide = 16;   // invocations per tile side (16 x 16 = kWorkgroupSize)
+constexpr uint32_t kBlock = kTile / kSide;
+// Staged rows are one word longer than the tile, so invocations storing along K hit
+// different banks.
+constexpr uint32_t kStride = kTile + 1;
+static_assert(kSide * kSide == kWorkgroupSize && kBlock == 4);
+static_assert(kTile * kSlice % kWorkgroupSize == 0);
+
+struct MatmulConfig {
+  bool a_k_fast = true;  // a's staging loads run along K (else along M)
+  bool b_n_fast = true;  // b's staging loads run along N (else along K)
+  bool has_bias = false, has_residual = false, has_pre = false;
+  Activation act = Activation::None;
+  auto operator<=>(const MatmulConfig&) const = default;
+};
+
+// The parameter words: sizes and tiling, then offsets and matrix strides, then the batch
+// dims (merged) with a's and b's strides over them.
+enum Word : uint32_t {
+  kM,
+  kN,
+  kK,
+  kTilesN,
+  kTiles,  // tiles per batch item
+  kItems,  // batch items
+  kAOff,
+  kAStrideM,
+  kAStrideK,
+  kBOff,
+  kBStrideK,
+  kBStrideN,
+  kOutOff,
+  kBiasOff,
+  kResOff,
+  kPreOff,
+  kBatchDims,  // then extents, a's strides, b's strides
+};
+
+std::string u(uint32_t v) { return std::to_string(v) + "u"; }
+std::string w(Word x) { return "P[" + u(x) + "]"; }
+std::string wi(Word x) { return "bitcast<i32>(" + w(x) + ")"; }
+
+// Stages one operand's 64 x 16 slice into workgroup memory `dst`, laid out [slice][tile]
+// with rows of kStride words: each load's tile and slice coordinates (ti, si) run along
+// the tile dim when `fast_is_tile`, else along the slice dim.
+void stage(wgsl::Body& b, const std::string& src, const std::string& dst, bool fast_is_tile,
+           const std::string& tile0, const std::string& tile_n, const std::string& tile_stride,
+           const std::string& slice_stride, const std::string& base) {
+  constexpr uint32_t per = kTile * kSlice / kWorkgroupSize;
+  for (uint32_t p = 0; p < per; ++p) {
+    const std::string t = "(lid + " + u(p * kWorkgroupSize) + ")";
+    const std::string ti = fast_is_tile ? t + " % " + u(kTile) : t + " / " + u(kSlice);
+    const std::string si = fast_is_tile ? t + " / " + u(kTile) : t + " % " + u(kSlice);
+    b.line("{");
+    b.line("  let ti = " + ti + ";");
+    b.line("  let si = " + si + ";");
+    b.line("  var v = 0.0;");
+    b.line("  if (" + tile0 + " + ti < " + tile_n + " && k0 + si < K) {");
+    b.line("    v = " + src + "[u32(" + base + " + i32(" + tile0 + " + ti) * " + tile_stride +
+           " + i32(k0 + si) * " + slice_stride + ")];");
+    b.line("  }");
+    b.line("  " + dst + "[si * " + u(kStride) + " + ti] = v;");
+    b.line("}");
+  }
+}
+
+std::string matmul_wgsl(const MatmulConfig& c) {
+  Shader s;
+  const std::string out = s.buffer(DType::F32, true);
+  const std::string pre = c.has_pre ? s.buffer(DType::F32, true) : "";
+  const std::string a = s.buffer(DType::F32, false);
+  const std::string bb = s.buffer(DType::F32, false);
+  const std::string bias = c.has_bias ? s.buffer(DType::F32, false) : "";
+  const std::string res = c.has_residual ? s.buffer(DType::F32, false) : "";
+  s.shared("sa", Type::f32, kSlice * kStride);
+  s.shared("sb", Type::f32, kSlice * kStride);
+  wgsl::Body& b = s.body();
+  wgsl::FormulaScope scope(b, Type::f32);
+  b.line("let M = " + w(kM) + ";");
+  b.line("let N = " + w(kN) + ";");
+  b.line("let K = " + w(kK) + ";");
+  b.line("if (wid >= " + w(kTiles) + " * " + w(kItems) + ") { return; }");
+  b.line("let item = wid / " + w(kTiles) + ";");
+  b.line("let tile = wid % " + w(kTiles) + ";");
+  b.line("let m0 = (tile / " + w(kTilesN) + ") * " + u(kTile) + ";");
+  b.line("let n0 = (tile % " + w(kTilesN) + ") * " + u(kTile) + ";");
+  b.line("let tx = lid % " + u(kSide) + ";");
+  b.line("let ty = lid / " + u(kSide) + ";");
+  // The batch item's offsets in a and b, walking the merged batch dims.
+  b.line("let nb = " + w(kBatchDims) + ";");
+  b.line("var ao: i32 = " + wi(kAOff) + ";");
+  b.line("var bo: i32 = " + wi(kBOff) + ";");
+  b.line("var r: u32 = item;");
+  b.line("for (var d: i32 = i32(nb) - 1; d >= 0; d = d - 1) {");
+  b.line("  let e = P[" + u(kBatchDims + 1) + " + u32(d)];");
+  b.line("  let ci = i32(r % e);");
+  b.line("  r = r / e;");
+  b.line("  ao = ao + ci * bitcast<i32>(P[" + u(kBatchDims + 1) + " + nb + u32(d)]);");
+  b.line("  bo = bo + ci * bitcast<i32>(P[" + u(kBatchDims + 1) + " + 2u * nb + u32(d)]);");
+  b.line("}");
+  b.line("let sam = " + wi(kAStrideM) + ";");
+  b.line("let sak = " + wi(kAStrideK) + ";");
+  b.line("let sbk = " + wi(kBStrideK) + ";");
+  b.line("let sbn = " + wi(kBStrideN) + ";");
+  for (uint32_t i = 0; i < kBlock; ++i)
+    b.line("var acc" + std::to_string(i) + " = vec4<f32>(0.0);");
+  b.line("for (var k0: u32 = 0u; k0 < K; k0 = k0 + " + u(kSlice) + ") {");
+  stage(b, a, "sa", !c.a_k_fast, "m0", "M", "sam", "sak", "ao");
+  stage(b, bb, "sb", c.b_n_fast, "n0", "N", "sbn", "sbk", "bo");
+  b.line("workgroupBarrier();");
+  b.line("for (var kk: u32 = 0u; kk < " + u(kSlice) + "; kk = kk + 1u) {");
+  b.line("  let ka = kk * " + u(kStride) + ";");
+  std::string bv = "vec4<f32>(";
+  for (uint32_t j = 0; j < kBlock; ++j)
+    bv += std::string(j ? ", " : "") + "sb[ka + tx + " + u(kSide * j) + "]";
+  b.line("  let bv = " + bv + ");");
+  for (uint32_t i = 0; i < kBlock; ++i) {
+    const std::string acc = "acc" + std::to_string(i);
+    b.line("  " + acc + " = fma(vec4<f32>(sa[ka + ty + " + u(kSide * i) + "]), bv, " + acc + ");");
+  }
+  b.line("}");
+  b.line("workgroupBarrier();");
+  b.line("}");
+  // The store, with the epilogue written once inside the loops over the block.
+  std::string accs;
+  for (uint32_t i = 0; i < kBlock; ++i)
+    accs += std::string(i ? ", " : "") + "acc" + std::to_string(i);
+  b.line("var accs = array<vec4<f32>, " + std::to_string(kBlock) + ">(" + accs + ");");
+  b.line("let mn = M * N;");
+  b.line("for (var i: u32 = 0u; i < " + u(kBlock) + "; i = i + 1u) {");
+  b.line("let row = m0 + ty + " + u(kSide) + " * i;");
+  b.line("if (row < M) {");
+  b.line("for (var j: u32 = 0u; j < " + u(kBlock) + "; j = j + 1u) {");
+  b.line("let col = n0 + tx + " + u(kSide) + " * j;");
+  b.line("if (col < N) {");
+  b.line("let e = item * mn + row * N + col;");
+  Value x = Value::let(Type::f32, "accs[i][j]");
+  if (c.has_bias)
+    x = x + s.load(bias, DType::F32, Value::let(Type::u32, w(kBiasOff) + " + col"), Type::f32);
+  if (c.has_pre) s.store(pre, DType::F32, Value::let(Type::u32, w(kPreOff) + " + e"), x);
+  Value y = math::activate(c.act, x);
+  if (c.has_residual)
+    y = y + s.load(res, DType::F32, Value::let(Type::u32, w(kResOff) + " + e"), Type::f32);
+  s.store(out, DType::F32, Value::let(Type::u32, w(kOutOff) + " + e"), y);
+  b.line("}");
+  b.line("}");
+  b.line("}");
+  b.line("}");
+  return s.finish();
+}
+
+// Whether the staging loads of a matrix with strides (s_tile, s_slice) should run along the
+// tile dim: when that one is the contiguous dim and the slice dim is not.
+bool tile_is_fast(int64_t s_tile, int64_t s_slice) { return s_tile == 1 && s_slice != 1; }
+
+struct Operands {
+  const TensorRef *a, *b, *out;
+  const TensorRef *bias = nullptr, *residual = nullptr, *pre = nullptr;
+  Activation act = Activation::None;
+};
+
+void run(Context& ctx, const Operands& o, const char* op) {
+  for (const TensorRef* r : {o.a, o.b, o.out, o.bias, o.residual, o.pre})
+    if (r && r->dtype != DType::F32)
+      fail<UnsupportedDType>(current_op(op), "the webgpu backend's GEMM takes F32 only, got ",
+                             dtype_name(r->dtype));
+  const TensorRef& a = *o.a;
+  const TensorRef& b = *o.b;
+  const size_t nd = a.shape.size();
+  const int64_t m = a.shape[nd - 2], k = a.shape[nd - 1], n = b.shape[nd - 1];
+  if (b.shape.size() != nd)
+    fail<BackendError>(current_op(op), "webgpu: a ", shape_str(a.shape), " and b ",
+                       shape_str(b.shape), " need the same batch dims");
+  if (o.out->numel() == 0) return;
+  const Shape batch(a.shape.begin(), a.shape.end() - 2);
+  const int64_t items = shape_numel(batch);
+  const int64_t tiles_n = int64_t(groups_for(uint64_t(n), kTile));
+  const int64_t tiles = int64_t(groups_for(uint64_t(m), kTile)) * tiles_n;
+
+  MatmulConfig c;
+  c.a_k_fast = !tile_is_fast(a.strides[nd - 2], a.strides[nd - 1]);
+  c.b_n_fast = tile_is_fast(b.strides[nd - 1], b.strides[nd - 2]);
+  c.has_bias = o.bias != nullptr;
+  c.has_residual = o.residual != nullptr;
+  c.has_pre = o.pre != nullptr;
+  c.act = o.act;
+
+  Params p;
+  p.u32(uint64_t(m));
+  p.u32(uint64_t(n));
+  p.u32(uint64_t(k));
+  p.u32(uint64_t(tiles_n));
+  p.u32(uint64_t(tiles));
+  p.u32(uint64_t(items));
+  p.i32(a.offset);
+  p.i32(a.strides[nd - 2]);
+  p.i32(a.strides[nd - 1]);
+  p.i32(b.offset);
+  p.i32(b.strides[nd - 2]);
+  p.i32(b.strides[nd - 1]);
+  p.u32(uint64_t(o.out->offset));
+  p.u32(uint64_t(o.bias ? o.bias->offset : 0));
+  p.u32(uint64_t(o.residual ? o.residual->offset : 0));
+  p.u32(uint64_t(o.pre ? o.pre->offset : 0));
+  const Strides a_batch(a.strides.begin(), a.strides.end() - 2);
+  const Strides b_batch(b.strides.begin(), b.strides.end() - 2);
+  const Strides* bs[] = {&a_batch, &b_batch};
+  const MergedDims md = merge_dims(batch, bs);
+  p.u32(md.extents.size());
+  for (int64_t e : md.extents) p.u32(uint64_t(e));
+  for (const auto& st : md.strides)
+    for (int64_t x : st) p.i32(x);
+
+  std::vector<Binding> bindings = {{buffer_of(*o.out), true}};
+  if (o.pre) bindings.push_back({buffer_of(*o.pre), true});
+  bindings.push_back({buffer_of(a), false});
+  bindings.push_back({buffer_of(b), false});
+  if (o.bias) bindings.push_back({buffer_of(*o.bias), false});
+  if (o.residual) bindings.push_back({buffer_of(*o.residual), false});
+  WGPUComputePipeline pipe = cached_pipeline(ctx, c, matmul_wgsl, op);
+  ctx.dispatch(pipe, bindings, p.w, uint64_t(items * tiles));
+}
+
+}  // namespace
+
+void run_matmul(Context& ctx, const MatmulCall& call) {
+  run(ctx, Operands{&call.a, &call.b, &call.out}, "matmul");
+}
+
+void run_matmul_epilogue(Context& ctx, const GemmEpilogueCall& call) {
+  Operands o{&call.a, &call.b, &call.out};
+  o.bias = &call.bias;
+  if (call.has_residual) o.residual = &call.residual;
+  if (call.has_pre) o.pre = &call.pre;
+  o.act = call.act;
+  run(ctx, o, "matmul_epilogue");
+}
+
+}  // namespace numr::webgpu
