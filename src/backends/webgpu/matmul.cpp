@@ -1,11 +1,11 @@
-// Matmul and the GEMM epilogue forward, F32: out = act(a @ b + bias) (+ residual), with
-// pre = a @ b + bias when asked. Each workgroup of 16x16 invocations computes a 64x64 tile
-// of one batch item's output, each invocation a 4x4 block of it (rows ty + 16i, columns
-// tx + 16j, so neighbouring invocations touch neighbouring words). K is walked in slices of
-// 16 staged in workgroup memory; reads past M, N or K load zeros and stores past M or N are
-// skipped, so any size runs. Operands are read through their own strides (transposed,
-// strided, flipped and broadcast batches alike); the staging loads run along whichever of
-// an operand's two dims is contiguous. The epilogue applies math/activation.h at the store.
+// Matmul and the GEMM epilogue forward, F32, F16 or BF16 (accumulated in f32): out = act(a @ b +
+// bias) (+ residual), with pre = a @ b + bias when asked. Each workgroup of 16x16 invocations
+// computes a 64x64 tile of one batch item's output, each invocation a 4x4 block of it (rows ty +
+// 16i, columns tx + 16j, so neighbouring invocations touch neighbouring words). K is walked in
+// slices of 16 staged in workgroup memory; reads past M, N or K load zeros and stores past M or N
+// are skipped, so any size runs. Operands are read through their own strides (transposed, strided,
+// flipped and broadcast batches alike); the staging loads run along whichever of an operand's two
+// dims is contiguous. The epilogue applies math/activation.h at the store.
 #include <compare>
 #include <string>
 
@@ -36,8 +36,9 @@ static_assert(kSide * kSide == kWorkgroupSize && kBlock == 4);
 static_assert(kTile * kSlice % kWorkgroupSize == 0);
 
 struct MatmulConfig {
-  bool a_k_fast = true;  // a's staging loads run along K (else along M)
-  bool b_n_fast = true;  // b's staging loads run along N (else along K)
+  DType dtype = DType::F32;  // every operand's
+  bool a_k_fast = true;      // a's staging loads run along K (else along M)
+  bool b_n_fast = true;      // b's staging loads run along N (else along K)
   bool has_bias = false, has_residual = false, has_pre = false;
   Activation act = Activation::None;
   auto operator<=>(const MatmulConfig&) const = default;
@@ -72,9 +73,11 @@ std::string wi(Word x) { return "bitcast<i32>(" + w(x) + ")"; }
 // Stages one operand's 64 x 16 slice into workgroup memory `dst`, laid out [slice][tile]
 // with rows of kStride words: each load's tile and slice coordinates (ti, si) run along
 // the tile dim when `fast_is_tile`, else along the slice dim.
-void stage(wgsl::Body& b, const std::string& src, const std::string& dst, bool fast_is_tile,
-           const std::string& tile0, const std::string& tile_n, const std::string& tile_stride,
-           const std::string& slice_stride, const std::string& base) {
+void stage(Shader& s, DType dtype, const std::string& src, const std::string& dst,
+           bool fast_is_tile, const std::string& tile0, const std::string& tile_n,
+           const std::string& tile_stride, const std::string& slice_stride,
+           const std::string& base) {
+  wgsl::Body& b = s.body();
   constexpr uint32_t per = kTile * kSlice / kWorkgroupSize;
   for (uint32_t p = 0; p < per; ++p) {
     const std::string t = "(lid + " + u(p * kWorkgroupSize) + ")";
@@ -85,8 +88,10 @@ void stage(wgsl::Body& b, const std::string& src, const std::string& dst, bool f
     b.line("  let si = " + si + ";");
     b.line("  var v = 0.0;");
     b.line("  if (" + tile0 + " + ti < " + tile_n + " && k0 + si < K) {");
-    b.line("    v = " + src + "[u32(" + base + " + i32(" + tile0 + " + ti) * " + tile_stride +
-           " + i32(k0 + si) * " + slice_stride + ")];");
+    const Value idx =
+        Value::let(Type::u32, "u32(" + base + " + i32(" + tile0 + " + ti) * " + tile_stride +
+                                  " + i32(k0 + si) * " + slice_stride + ")");
+    b.line("    v = " + s.load(src, dtype, idx, Type::f32).str() + ";");
     b.line("  }");
     b.line("  " + dst + "[si * " + u(kStride) + " + ti] = v;");
     b.line("}");
@@ -95,12 +100,13 @@ void stage(wgsl::Body& b, const std::string& src, const std::string& dst, bool f
 
 std::string matmul_wgsl(const MatmulConfig& c) {
   Shader s;
-  const std::string out = s.buffer(DType::F32, true);
-  const std::string pre = c.has_pre ? s.buffer(DType::F32, true) : "";
-  const std::string a = s.buffer(DType::F32, false);
-  const std::string bb = s.buffer(DType::F32, false);
-  const std::string bias = c.has_bias ? s.buffer(DType::F32, false) : "";
-  const std::string res = c.has_residual ? s.buffer(DType::F32, false) : "";
+  const DType dt = c.dtype;
+  const std::string out = s.buffer(dt, true);
+  const std::string pre = c.has_pre ? s.buffer(dt, true) : "";
+  const std::string a = s.buffer(dt, false);
+  const std::string bb = s.buffer(dt, false);
+  const std::string bias = c.has_bias ? s.buffer(dt, false) : "";
+  const std::string res = c.has_residual ? s.buffer(dt, false) : "";
   s.shared("sa", Type::f32, kSlice * kStride);
   s.shared("sb", Type::f32, kSlice * kStride);
   wgsl::Body& b = s.body();
@@ -134,8 +140,8 @@ std::string matmul_wgsl(const MatmulConfig& c) {
   for (uint32_t i = 0; i < kBlock; ++i)
     b.line("var acc" + std::to_string(i) + " = vec4<f32>(0.0);");
   b.line("for (var k0: u32 = 0u; k0 < K; k0 = k0 + " + u(kSlice) + ") {");
-  stage(b, a, "sa", !c.a_k_fast, "m0", "M", "sam", "sak", "ao");
-  stage(b, bb, "sb", c.b_n_fast, "n0", "N", "sbn", "sbk", "bo");
+  stage(s, dt, a, "sa", !c.a_k_fast, "m0", "M", "sam", "sak", "ao");
+  stage(s, dt, bb, "sb", c.b_n_fast, "n0", "N", "sbn", "sbk", "bo");
   b.line("workgroupBarrier();");
   b.line("for (var kk: u32 = 0u; kk < " + u(kSlice) + "; kk = kk + 1u) {");
   b.line("  let ka = kk * " + u(kStride) + ";");
@@ -165,12 +171,12 @@ std::string matmul_wgsl(const MatmulConfig& c) {
   b.line("let e = item * mn + row * N + col;");
   Value x = Value::let(Type::f32, "accs[i][j]");
   if (c.has_bias)
-    x = x + s.load(bias, DType::F32, Value::let(Type::u32, w(kBiasOff) + " + col"), Type::f32);
-  if (c.has_pre) s.store(pre, DType::F32, Value::let(Type::u32, w(kPreOff) + " + e"), x);
+    x = x + s.load(bias, dt, Value::let(Type::u32, w(kBiasOff) + " + col"), Type::f32);
+  if (c.has_pre) s.store(pre, dt, Value::let(Type::u32, w(kPreOff) + " + e"), x);
   Value y = math::activate(c.act, x);
   if (c.has_residual)
-    y = y + s.load(res, DType::F32, Value::let(Type::u32, w(kResOff) + " + e"), Type::f32);
-  s.store(out, DType::F32, Value::let(Type::u32, w(kOutOff) + " + e"), y);
+    y = y + s.load(res, dt, Value::let(Type::u32, w(kResOff) + " + e"), Type::f32);
+  s.store(out, dt, Value::let(Type::u32, w(kOutOff) + " + e"), y);
   b.line("}");
   b.line("}");
   b.line("}");
@@ -189,10 +195,14 @@ struct Operands {
 };
 
 void run(Context& ctx, const Operands& o, const char* op) {
-  for (const TensorRef* r : {o.a, o.b, o.out, o.bias, o.residual, o.pre})
-    if (r && r->dtype != DType::F32)
-      fail<UnsupportedDType>(current_op(op), "the webgpu backend's GEMM takes F32 only, got ",
-                             dtype_name(r->dtype));
+  const DType dt = o.a->dtype;
+  if (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16)
+    fail<UnsupportedDType>(current_op(op), "the webgpu backend's GEMM takes F32, F16 or BF16, got ",
+                           dtype_name(dt));
+  for (const TensorRef* r : {o.b, o.out, o.bias, o.residual, o.pre})
+    if (r && r->dtype != dt)
+      fail<BackendError>(current_op(op), "webgpu: GEMM operands of ", dtype_name(dt), " and ",
+                         dtype_name(r->dtype));
   const TensorRef& a = *o.a;
   const TensorRef& b = *o.b;
   const size_t nd = a.shape.size();
@@ -207,6 +217,7 @@ void run(Context& ctx, const Operands& o, const char* op) {
   const int64_t tiles = int64_t(groups_for(uint64_t(m), kTile)) * tiles_n;
 
   MatmulConfig c;
+  c.dtype = dt;
   c.a_k_fast = !tile_is_fast(a.strides[nd - 2], a.strides[nd - 1]);
   c.b_n_fast = tile_is_fast(b.strides[nd - 1], b.strides[nd - 2]);
   c.has_bias = o.bias != nullptr;

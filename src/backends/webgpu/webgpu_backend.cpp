@@ -24,11 +24,15 @@ constexpr OpId kKernels[] = {
 
 }  // namespace
 
-// The required core, the fused gates (kernels through the formulas) and kKernels at F32;
+// The required core, the fused gates (kernels through the formulas) and kKernels at F32
+// (the GEMMs also at F16 and BF16);
 // every other composed op runs as its composition.
 bool WebGpuBackend::supports(OpId op, DType t) const {
-  if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels))
-    return t == DType::F32;
+  if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels)) {
+    const bool gemm = op == OpId::matmul || op == OpId::matmul_bias_activation ||
+                      op == OpId::matmul_bias_residual;
+    return t == DType::F32 || (gemm && (t == DType::F16 || t == DType::BF16));
+  }
   return dtype_supported(t) && has_listed_kernel(op, {});
 }
 
