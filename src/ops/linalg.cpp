@@ -223,8 +223,7 @@ Factored lu_factor_col(std::string_view op, const Tensor& a, int64_t batch,
   c.pivots = ref_of(f.pivots);
   c.info = ref_of(f.info);
   if (with_perm) {
-    const bool i64 = backend_for(a.device()).supports_dtype(DType::I64);  // not on WebGPU
-    f.perm = arange(0, double(m), 1, i64 ? DType::I64 : DType::I32, a.device())
+    f.perm = arange(0, double(m), 1, DType::I64, a.device())
                  .reshape(Shape{1, m})
                  .broadcast_to(Shape{batch, m})
                  .contiguous();

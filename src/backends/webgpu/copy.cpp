@@ -39,9 +39,10 @@ std::string fill_wgsl(const FillConfig& c) {
   const std::string dst = s.buffer(c.dst, true);
   wgsl::FormulaScope scope(s.body(), compute_type(c.dst));
   s.body().line("if (gi >= P[0]) { return; }");
-  const Value v = compute_type(c.dst) == Type::f32 ? s.param_f32("1") : s.param_i32("1");
+  // P: n, the value in two words (the second for I64 only), the layout.
+  const Value v = s.param(compute_type(c.dst), "1");
   const std::vector<Value> idx =
-      StridedLayout::emit_offsets(s, 2, 1, Value::named(Type::u32, "gi"));
+      StridedLayout::emit_offsets(s, 3, 1, Value::named(Type::u32, "gi"));
   s.store(dst, c.dst, idx[0], v);
   return s.finish();
 }
@@ -80,9 +81,11 @@ void run_fill(Context& ctx, const FillCall& call) {
     case DType::F16:
     case DType::BF16: p.f32(float(call.value)); break;
     case DType::I32: p.i32(saturate(call.value, -2147483648.0, 2147483647.0)); break;
+    case DType::I64: p.i64(saturate_i64(call.value)); break;
     case DType::U8: p.i32(saturate(call.value, 0.0, 255.0)); break;
     default: p.i32(call.value != 0.0 ? 1 : 0); break;  // Bool; NaN is true
   }
+  if (p.w.size() == 2) p.u32(0);
   StridedLayout::push(p, call.dst.shape, {&call.dst});
   const Binding b[] = {{buffer_of(call.dst), true}};
   ctx.dispatch(cached_pipeline(ctx, c, fill_wgsl, "fill"), b, p.w,

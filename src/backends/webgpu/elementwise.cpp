@@ -49,12 +49,12 @@ std::string make_wgsl(const ElementwiseConfig& c) {
   wgsl::FormulaScope scope(s.body(), compute);
   s.body().line("if (gi >= P[0]) { return; }");
   const Value gi = Value::named(Type::u32, "gi");
-  const std::vector<Value> idx = StridedLayout::emit_offsets(s, 3, c.n_out + c.n_in, gi);
+  // P: n, the two scalars in two words each (the second for i64 only), the layout.
+  const std::vector<Value> idx = StridedLayout::emit_offsets(s, 5, c.n_out + c.n_in, gi);
   std::vector<Value> x;
   for (int i = 0; i < c.n_in; ++i)
     x.push_back(s.load(ins[size_t(i)], c.ins[size_t(i)], idx[size_t(c.n_out + i)], compute));
-  const Value s0 = compute == Type::f32 ? s.param_f32("1") : s.param_i32("1");
-  const Value s1 = compute == Type::f32 ? s.param_f32("2") : s.param_i32("2");
+  const Value s0 = s.param(compute, "1"), s1 = s.param(compute, "3");
   for (int o = 0; o < c.n_out; ++o)
     s.store(outs[size_t(o)], c.outs[size_t(o)], idx[size_t(o)], apply(c, x, s0, s1, o));
   return s.finish();
@@ -90,12 +90,13 @@ void run_elementwise(Context& ctx, const ElementwiseCall& call) {
   Params p;
   p.u32(uint64_t(n));
   // Scalars in the compute type, converted on the host as the CPU converts them.
-  if (compute_type(source_dtype(c)) == Type::f32) {
-    p.f32(float(call.scalars[0]));
-    p.f32(float(call.scalars[1]));
-  } else {
-    p.i32(int64_t(call.scalars[0]));
-    p.i32(int64_t(call.scalars[1]));
+  for (double v : call.scalars) {
+    switch (compute_type(source_dtype(c))) {
+      case Type::f32: p.f32(float(v)); break;
+      case Type::i64: p.i64(int64_t(v)); break;
+      default: p.i32(int64_t(v)); break;
+    }
+    if (p.w.size() % 2 == 0) p.u32(0);
   }
   StridedLayout::push(p, call.out.shape, operands);
   WGPUComputePipeline pipe = cached_pipeline(ctx, c, make_wgsl, std::string(op_name(call.op)));

@@ -52,6 +52,11 @@ void upload_values(Context& ctx, const TensorRef& out, const std::vector<double>
         std::memcpy(bytes.data() + 2 * k, &h, 2);
         break;
       }
+      case DType::I64: {
+        const int64_t v = ints ? i[k] : saturate_i64(d[k]);
+        std::memcpy(bytes.data() + 8 * k, &v, 8);
+        break;
+      }
       case DType::U8: bytes[k] = ints ? uint8_t(i[k]) : uint8_t(sat(d[k], 0.0, 255.0)); break;
       default: bytes[k] = ints ? i[k] != 0 : d[k] != 0.0; break;  // Bool
     }

@@ -3,6 +3,8 @@
 // tree through workgroup memory. Feeding and merging follow math/reduce_rules.h (NaN-sticky
 // max/min, first index on ties for argmax/argmin).
 #include <compare>
+#include <cstdint>
+#include <limits>
 
 #include "backends/webgpu/kernels.h"
 #include "backends/webgpu/pipeline_cache.h"
@@ -27,6 +29,11 @@ bool is_arg(OpId op) { return op == OpId::argmax || op == OpId::argmin; }
 // The state's start and how it takes one more element or a partial state (value parts).
 Value identity(OpId op, Type t) {
   const bool f = t == Type::f32;
+  if (t == Type::i64 && op != OpId::sum && op != OpId::prod) {
+    const bool lowest = op == OpId::max || op == OpId::argmax;
+    return Value::constant_i64(lowest ? std::numeric_limits<int64_t>::min()
+                                      : std::numeric_limits<int64_t>::max());
+  }
   switch (op) {
     case OpId::sum:
     case OpId::any: return Value::constant(t, 0);
@@ -56,7 +63,8 @@ std::string reduce_wgsl(const ReduceConfig& c) {
   const bool arg = is_arg(c.op);
   const std::string out = arg ? s.words(true) : s.buffer(c.out, true);
   const std::string in = s.buffer(c.in, false);
-  const Type t = (c.op == OpId::any || c.op == OpId::all) && compute_type(c.in) != Type::f32
+  // any/all test U8 and Bool in i32; float and I64 elements are tested whole.
+  const Type t = (c.op == OpId::any || c.op == OpId::all) && compute_type(c.in) == Type::i32
                      ? Type::i32
                      : compute_type(c.in);
   const Type st = c.op == OpId::any || c.op == OpId::all ? Type::i32 : t;

@@ -1,6 +1,8 @@
 #include "backends/webgpu/shader.h"
 
 #include <bit>
+#include <cmath>
+#include <limits>
 
 #include "core/dim_merge.h"
 #include "core/op_scope.h"
@@ -13,17 +15,18 @@ using wgsl::Value;
 
 bool dtype_supported(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::I32 ||
-         t == DType::U8 || t == DType::Bool;
+         t == DType::I64 || t == DType::U8 || t == DType::Bool;
 }
 
 void require_dtype(DType t, const char* what) {
   if (!dtype_supported(t))
     fail<UnsupportedDType>(current_op(what), "the webgpu backend does not support ", dtype_name(t),
-                           " (it has F32, F16, BF16, I32, U8 and Bool; WGSL has no "
-                           "64-bit types)");
+                           " (it has F32, F16, BF16, I32, I64 as pairs of 32-bit words, U8 "
+                           "and Bool; WGSL has no 64-bit floats)");
 }
 
 Type compute_type(DType t) {
+  if (t == DType::I64) return Type::i64;
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 ? Type::f32 : Type::i32;
 }
 
@@ -76,7 +79,10 @@ fn numr_f32_to_bf16(v: f32) -> u32 {
 
 std::string Shader::buffer(DType t, bool writable) {
   const std::string name = "b" + std::to_string(next_binding_);
-  std::string elem = t == DType::F32 ? "f32" : t == DType::I32 ? "i32" : "u32";
+  std::string elem = t == DType::F32   ? "f32"
+                     : t == DType::I32 ? "i32"
+                     : t == DType::I64 ? "vec2<u32>"
+                                       : "u32";
   if (packed(t) && writable) elem = "atomic<u32>";
   decls_ += "@group(0) @binding(" + std::to_string(next_binding_++) + ") var<storage, " +
             (writable ? "read_write" : "read") + "> " + name + ": array<" + elem + ">;\n";
@@ -102,6 +108,17 @@ Value Shader::param_i32(const std::string& idx) {
 Value Shader::param_f32(const std::string& idx) {
   return Value::let(Type::f32, "bitcast<f32>(P[" + idx + "])");
 }
+Value Shader::param_i64(const std::string& idx) {
+  return Value::let(Type::i64, "vec2<u32>(P[" + idx + "], P[" + idx + " + 1u])");
+}
+Value Shader::param(Type t, const std::string& idx) {
+  switch (t) {
+    case Type::f32: return param_f32(idx);
+    case Type::i64: return param_i64(idx);
+    case Type::u32: return param_u32(idx);
+    default: return param_i32(idx);
+  }
+}
 
 Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) {
   Value raw = Value::constant(Type::i32, 0);
@@ -118,6 +135,7 @@ Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) 
           std::string(t == DType::F16 ? "numr_f16_to_f32" : "numr_bf16_to_f32") + "(" + bits + ")");
       break;
     }
+    case DType::I64: raw = Value::let(Type::i64, name + "[" + idx.str() + "]"); break;
     case DType::U8:
     case DType::Bool:
       raw = Value::let(Type::i32, "i32((" + name + "[" + idx.str() + " >> 2u] >> ((" + idx.str() +
@@ -143,15 +161,23 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
     case DType::F16:
     case DType::BF16: {
       half_ = true;
+      // An I64 reaches f32 rounded to odd, so that its rounding to 16 bits is single (as
+      // the CPU's, through a sticky double).
+      const Value f = v.type() == Type::i64
+                          ? Value::let(Type::f32, "numr_i64_to_f32_odd(" + v.str() + ")")
+                          : wgsl::convert(v, Type::f32);
       const Value bits = Value::let(
           Type::u32, std::string(t == DType::F16 ? "numr_f32_to_f16" : "numr_f32_to_bf16") + "(" +
-                         wgsl::convert(v, Type::f32).str() + ")");
+                         f.str() + ")");
       const std::string w = "&" + name + "[" + idx.str() + " >> 1u]";
       const std::string sh = "((" + idx.str() + " & 1u) * 16u)";
       body_.line("atomicAnd(" + w + ", ~(0xffffu << " + sh + "));");
       body_.line("atomicOr(" + w + ", " + bits.str() + " << " + sh + ");");
       return;
     }
+    case DType::I64:
+      body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::i64).str() + ";");
+      return;
     case DType::U8:
     case DType::Bool: {
       Value byte = Value::constant(Type::u32, 0);
@@ -178,6 +204,7 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
 
 std::string Shader::finish() const {
   std::string s = "var<private> numr_zero: u32;\n";
+  if (body_.text().find("numr_i64_") != std::string::npos) s += wgsl::i64_functions();
   s += "@group(0) @binding(0) var<storage, read> P: array<u32>;\n";
   s += decls_;
   if (half_) s += kHalfFunctions;
@@ -192,6 +219,13 @@ std::string Shader::finish() const {
   s += body_.text();
   s += "}\n";
   return s;
+}
+
+int64_t saturate_i64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  return int64_t(v);
 }
 
 void Params::f32(float v) { w.push_back(std::bit_cast<uint32_t>(v)); }

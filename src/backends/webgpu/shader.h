@@ -2,7 +2,8 @@
 // types packed in u32 words, written with atomic and/or so that neighbouring elements
 // written by other invocations survive), element loads and stores converting to and from
 // the compute type, and the walk from a linear element index to each operand's element of
-// a strided layout. Binding 0 is always the parameter words `P` (Context::dispatch), whose
+// a strided layout. I64 elements are vec2<u32> (low, high word), computed as wgsl i64
+// Values. Binding 0 is always the parameter words `P` (Context::dispatch), whose
 // last word is the zero `numr_zero`.
 #pragma once
 
@@ -18,7 +19,7 @@ namespace numr::webgpu {
 
 inline constexpr uint32_t kWorkgroupSize = 256;
 
-// Whether the backend stores and computes dtype t (F64, I64, F16 and BF16 are refused).
+// Whether the backend stores and computes dtype t (F64, F16 and BF16 are refused).
 bool dtype_supported(DType t);
 // Throws UnsupportedDType naming the backend when t is not supported.
 void require_dtype(DType t, const char* what);
@@ -29,7 +30,7 @@ class Shader {
  public:
   // Declares the next storage binding, returns its name.
   std::string buffer(DType t, bool writable);
-  // A read-write array<u32> binding (I64 outputs written as word pairs).
+  // An array<u32> binding (I64 outputs written as word pairs).
   std::string words(bool writable);
   // Workgroup memory: `var<workgroup> name: array<type, n>;`.
   void shared(const std::string& name, wgsl::Type t, uint32_t n);
@@ -39,6 +40,10 @@ class Shader {
   wgsl::Value param_u32(const std::string& idx);
   wgsl::Value param_i32(const std::string& idx);
   wgsl::Value param_f32(const std::string& idx);
+  // The parameter words idx (low) and idx + 1 (high) as an i64 Value.
+  wgsl::Value param_i64(const std::string& idx);
+  // The parameter word(s) at idx as a Value of type t (two words for i64).
+  wgsl::Value param(wgsl::Type t, const std::string& idx);
 
   // The element of binding `name` (dtype t) at u32 index `idx`, in compute type `to`.
   wgsl::Value load(const std::string& name, DType t, const wgsl::Value& idx, wgsl::Type to);
@@ -59,12 +64,20 @@ class Shader {
   bool half_ = false;  // the module needs the F16/BF16 conversion functions
 };
 
+// A double converted to int64 as the CPU converts it: truncated, saturating (2^63 is the
+// first double past INT64_MAX), NaN -> 0.
+int64_t saturate_i64(double v);
+
 // Host side of the parameter words.
 struct Params {
   std::vector<uint32_t> w;
   void u32(uint64_t v) { w.push_back(uint32_t(v)); }
   void i32(int64_t v) { w.push_back(uint32_t(int32_t(v))); }
   void f32(float v);
+  void i64(int64_t v) {
+    u32(uint64_t(v));
+    u32(uint64_t(v) >> 32);
+  }
 };
 
 // A strided layout of several operands over one shape, merged (core/dim_merge.h), as

@@ -21,8 +21,103 @@ const char* type_name(Type t) {
     case Type::f32: return "f32";
     case Type::i32: return "i32";
     case Type::u32: return "u32";
+    case Type::i64: return "vec2<u32>";
   }
   return "?";
+}
+
+// An i64 is (low word, high word). Sums and products wrap; the low 64 bits of a product
+// are the same for signed and unsigned operands, so one multiply serves both.
+const char* i64_functions() {
+  return R"(fn numr_i64_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  let lo = a.x + b.x;
+  return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+fn numr_i64_sub(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
+}
+fn numr_i64_neg(a: vec2<u32>) -> vec2<u32> { return numr_i64_sub(vec2<u32>(0u), a); }
+fn numr_i64_abs(a: vec2<u32>) -> vec2<u32> {
+  return select(a, numr_i64_neg(a), bitcast<i32>(a.y) < 0i);
+}
+// The high word of the 64-bit product of two u32, from 16-bit pieces.
+fn numr_i64_mulhi(a: u32, b: u32) -> u32 {
+  let al = a & 0xffffu; let ah = a >> 16u; let bl = b & 0xffffu; let bh = b >> 16u;
+  let lh = al * bh; let hl = ah * bl;
+  let mid = ((al * bl) >> 16u) + (lh & 0xffffu) + (hl & 0xffffu);
+  return ah * bh + (lh >> 16u) + (hl >> 16u) + (mid >> 16u);
+}
+fn numr_i64_mul(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+  return vec2<u32>(a.x * b.x, numr_i64_mulhi(a.x, b.x) + a.x * b.y + a.y * b.x);
+}
+fn numr_i64_lt(a: vec2<u32>, b: vec2<u32>) -> bool {
+  let ah = bitcast<i32>(a.y); let bh = bitcast<i32>(b.y);
+  return ah < bh || (ah == bh && a.x < b.x);
+}
+fn numr_i64_from_i32(x: i32) -> vec2<u32> {
+  return vec2<u32>(bitcast<u32>(x), select(0u, 0xffffffffu, x < 0i));
+}
+// Truncation toward zero, saturating at the int64 limits, NaN -> 0 (as the CPU converts).
+fn numr_i64_from_f32(x: f32) -> vec2<u32> {
+  let bits = bitcast<u32>(x);
+  let e = i32((bits >> 23u) & 0xffu) - 127;
+  if ((bits & 0x7fffffffu) > 0x7f800000u || e < 0) { return vec2<u32>(0u); }
+  let neg = (bits >> 31u) != 0u;
+  if (e >= 63) { return select(vec2<u32>(0xffffffffu, 0x7fffffffu), vec2<u32>(0u, 0x80000000u), neg); }
+  // |x| = m 2^(e - 23), an integer when e >= 23.
+  let m = (bits & 0x7fffffu) | 0x800000u;
+  var mag = vec2<u32>(0u);
+  if (e <= 23) {
+    mag = vec2<u32>(m >> u32(23 - e), 0u);
+  } else if (e < 55) {
+    let s = u32(e - 23);
+    mag = vec2<u32>(m << s, m >> (32u - s));
+  } else {
+    mag = vec2<u32>(0u, m << u32(e - 55));
+  }
+  return select(mag, numr_i64_neg(mag), neg);
+}
+// Rounded to nearest, ties to even (as the CPU's float(int64)).
+fn numr_i64_to_f32(a: vec2<u32>) -> f32 {
+  let neg = bitcast<i32>(a.y) < 0i;
+  let m = select(a, numr_i64_neg(a), neg);
+  if (m.x == 0u && m.y == 0u) { return 0.0; }
+  // The leading one moved to bit 63 of v; the value is 2^(63 - n) times v / 2^63.
+  var n = countLeadingZeros(m.y);
+  if (m.y == 0u) { n = 32u + countLeadingZeros(m.x); }
+  var v = m;
+  if (n >= 32u) {
+    v = vec2<u32>(0u, m.x << (n - 32u));
+  } else if (n > 0u) {
+    v = vec2<u32>(m.x << n, (m.y << n) | (m.x >> (32u - n)));
+  }
+  let mant = v.y >> 8u;
+  let rest = v.y & 0xffu;
+  let up = rest > 0x80u || (rest == 0x80u && (v.x != 0u || (mant & 1u) != 0u));
+  // The mantissa keeps its leading one, which adds one to the exponent field (so the field
+  // is written one less); a mantissa rounded up to 2^24 carries into it.
+  let bits = ((189u - n) << 23u) + mant + select(0u, 1u, up);
+  return bitcast<f32>(bits | select(0u, 0x80000000u, neg));
+}
+// Rounded to odd (truncated, the lowest bit set when inexact): rounding that to a format of
+// at most 22 significant bits once more is the single correct rounding (F16, BF16).
+fn numr_i64_to_f32_odd(a: vec2<u32>) -> f32 {
+  let neg = bitcast<i32>(a.y) < 0i;
+  let m = select(a, numr_i64_neg(a), neg);
+  if (m.x == 0u && m.y == 0u) { return 0.0; }
+  var n = countLeadingZeros(m.y);
+  if (m.y == 0u) { n = 32u + countLeadingZeros(m.x); }
+  var v = m;
+  if (n >= 32u) {
+    v = vec2<u32>(0u, m.x << (n - 32u));
+  } else if (n > 0u) {
+    v = vec2<u32>(m.x << n, (m.y << n) | (m.x >> (32u - n)));
+  }
+  let sticky = select(0u, 1u, (v.y & 0xffu) != 0u || v.x != 0u);
+  let bits = ((189u - n) << 23u) + ((v.y >> 8u) | sticky);
+  return bitcast<f32>(bits | select(0u, 0x80000000u, neg));
+}
+)";
 }
 
 std::string Body::let(Type t, const std::string& expr) {
@@ -56,6 +151,16 @@ Value binary(const Value& a, const Value& b, const char* op) {
   return Value::let(a.type(), "(" + a.str() + " " + op + " " + b.str() + ")");
 }
 
+Value call_i64(const char* fn, const Value& a, const Value& b) {
+  same_type(a, b, fn);
+  return Value::let(Type::i64,
+                    std::string("numr_i64_") + fn + "(" + a.str() + ", " + b.str() + ")");
+}
+
+[[noreturn]] void no_i64(const char* op) {
+  fail<BackendError>("webgpu", "WGSL ", op, " of an i64 Value (it has no such function)");
+}
+
 // NaN as a test of the bits: the compiler may not fold it away.
 std::string is_nan(const Value& x) {
   return "((bitcast<u32>(" + x.str() + ") & 0x7fffffffu) > 0x7f800000u)";
@@ -66,6 +171,15 @@ std::string is_nan(const Value& x) {
 // either side is NaN.
 Mask compare(const Value& a, const Value& b, const char* op) {
   same_type(a, b, op);
+  if (a.type() == Type::i64) {
+    const std::string o = op, lt = "numr_i64_lt(" + a.str() + ", " + b.str() + ")",
+                      gt = "numr_i64_lt(" + b.str() + ", " + a.str() + ")";
+    if (o == "==") return Mask(mask_let("all(" + a.str() + " == " + b.str() + ")"));
+    if (o == "!=") return Mask(mask_let("any(" + a.str() + " != " + b.str() + ")"));
+    if (o == "<") return Mask(mask_let(lt));
+    if (o == ">") return Mask(mask_let(gt));
+    return Mask(mask_let("!" + (o == "<=" ? gt : lt)));
+  }
   const std::string c = a.str() + " " + op + " " + b.str();
   if (a.type() != Type::f32) return Mask(mask_let(c));
   const std::string unordered = is_nan(a) + " || " + is_nan(b);
@@ -124,12 +238,30 @@ Value Value::constant(Type t, double c) {
       std::snprintf(buf, sizeof buf, "%lluu", (unsigned long long)v);
       break;
     }
+    case Type::i64: {
+      // As the CPU converts a double to int64 (2^63 is the first value out of range).
+      if (std::isnan(c)) return constant_i64(0);
+      if (c <= -9223372036854775808.0) return constant_i64(std::numeric_limits<int64_t>::min());
+      if (c >= 9223372036854775808.0) return constant_i64(std::numeric_limits<int64_t>::max());
+      return constant_i64(int64_t(c));
+    }
   }
   return Value(t, buf);
 }
 
-Value operator+(const Value& a, const Value& b) { return binary(a, b, "+"); }
+Value Value::constant_i64(int64_t c) {
+  const uint64_t u = uint64_t(c);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "vec2<u32>(0x%08xu, 0x%08xu)", unsigned(u & 0xffffffffu),
+                unsigned(u >> 32));
+  return Value(Type::i64, buf);
+}
+
+Value operator+(const Value& a, const Value& b) {
+  return a.type() == Type::i64 ? call_i64("add", a, b) : binary(a, b, "+");
+}
 Value operator-(const Value& a, const Value& b) {
+  if (a.type() == Type::i64) return call_i64("sub", a, b);
   // x - x is NaN for infinite x (finite_or_zero relies on it), and the error-free steps of
   // the math library ((1 + x) - 1, (a + b) - a) must be computed as written; a compiler
   // that reassociates floats (Mesa's NIR treats them as inexact) folds them, so the right
@@ -139,16 +271,26 @@ Value operator-(const Value& a, const Value& b) {
         a.type(), "(" + a.str() + " - bitcast<f32>(bitcast<u32>(" + b.str() + ") + numr_zero))");
   return binary(a, b, "-");
 }
-Value operator*(const Value& a, const Value& b) { return binary(a, b, "*"); }
-Value operator/(const Value& a, const Value& b) { return binary(a, b, "/"); }
-Value operator-(const Value& a) { return Value::let(a.type(), "(-" + a.str() + ")"); }
+Value operator*(const Value& a, const Value& b) {
+  return a.type() == Type::i64 ? call_i64("mul", a, b) : binary(a, b, "*");
+}
+Value operator/(const Value& a, const Value& b) {
+  if (a.type() == Type::i64) no_i64("/");
+  return binary(a, b, "/");
+}
+Value operator-(const Value& a) {
+  if (a.type() == Type::i64) return Value::let(a.type(), "numr_i64_neg(" + a.str() + ")");
+  return Value::let(a.type(), "(-" + a.str() + ")");
+}
 Value operator&(const Value& a, const Value& b) { return binary(a, b, "&"); }
 Value operator|(const Value& a, const Value& b) { return binary(a, b, "|"); }
 Value operator^(const Value& a, const Value& b) { return binary(a, b, "^"); }
 Value operator<<(const Value& a, const Value& b) {
+  if (a.type() == Type::i64) no_i64("<<");
   return Value::let(a.type(), "(" + a.str() + " << u32(" + b.str() + "))");
 }
 Value operator>>(const Value& a, const Value& b) {
+  if (a.type() == Type::i64) no_i64(">>");
   return Value::let(a.type(), "(" + a.str() + " >> u32(" + b.str() + "))");
 }
 
@@ -176,12 +318,16 @@ Value select(const Mask& m, const Value& a, const Value& b) {
 
 namespace {
 Value call(const char* fn, const Value& x) {
+  if (x.type() == Type::i64) no_i64(fn);
   return Value::let(x.type(), std::string(fn) + "(" + x.str() + ")");
 }
 }  // namespace
 
-Value fabs(const Value& x) { return call("abs", x); }
-Value abs(const Value& x) { return call("abs", x); }
+Value fabs(const Value& x) { return abs(x); }
+Value abs(const Value& x) {
+  if (x.type() == Type::i64) return Value::let(x.type(), "numr_i64_abs(" + x.str() + ")");
+  return call("abs", x);
+}
 Value sqrt(const Value& x) { return call("sqrt", x); }
 Value floor(const Value& x) { return x.type() == Type::f32 ? call("floor", x) : x; }
 Value ceil(const Value& x) { return x.type() == Type::f32 ? call("ceil", x) : x; }
@@ -192,11 +338,13 @@ Value fma(const Value& a, const Value& b, const Value& c) {
   return Value::let(a.type(), "fma(" + a.str() + ", " + b.str() + ", " + c.str() + ")");
 }
 Value fmin(const Value& a, const Value& b) {
+  if (a.type() == Type::i64) return select(b < a, b, a);
   if (a.type() != Type::f32) return Value::let(a.type(), "min(" + a.str() + ", " + b.str() + ")");
   const Value m = Value::let(a.type(), "min(" + a.str() + ", " + b.str() + ")");
   return select(a != a, b, select(b != b, a, m));
 }
 Value fmax(const Value& a, const Value& b) {
+  if (a.type() == Type::i64) return select(a < b, b, a);
   if (a.type() != Type::f32) return Value::let(a.type(), "max(" + a.str() + ", " + b.str() + ")");
   const Value m = Value::let(a.type(), "max(" + a.str() + ", " + b.str() + ")");
   return select(a != a, b, select(b != b, a, m));
@@ -211,6 +359,16 @@ Value as_bits(const Value& x) { return bitcast(x, Type::u32); }
 
 Value convert(const Value& x, Type to) {
   if (x.type() == to) return x;
+  if (x.type() == Type::i64) {
+    if (to == Type::f32) return Value::let(to, "numr_i64_to_f32(" + x.str() + ")");
+    if (to == Type::i32) return Value::let(to, "bitcast<i32>(" + x.str() + ".x)");
+    return Value::let(to, x.str() + ".x");  // u32
+  }
+  if (to == Type::i64) {
+    if (x.type() == Type::f32) return Value::let(to, "numr_i64_from_f32(" + x.str() + ")");
+    if (x.type() == Type::i32) return Value::let(to, "numr_i64_from_i32(" + x.str() + ")");
+    return Value::let(to, "vec2<u32>(" + x.str() + ", 0u)");  // u32
+  }
   if (x.type() == Type::f32 && to == Type::i32) {
     // WGSL's conversion saturates; NaN becomes 0 as on the CPU.
     return Value::let(to, "select(i32(" + x.str() + "), 0i, " + is_nan(x) + ")");
@@ -219,6 +377,7 @@ Value convert(const Value& x, Type to) {
 }
 Value bitcast(const Value& x, Type to) {
   if (x.type() == to) return x;
+  if (x.type() == Type::i64 || to == Type::i64) no_i64("bitcast");
   return Value::let(to, std::string("bitcast<") + type_name(to) + ">(" + x.str() + ")");
 }
 

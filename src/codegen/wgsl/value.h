@@ -9,22 +9,28 @@
 //
 // Every operation appends one `let` to the body of the innermost FormulaScope of this
 // thread and returns a Value naming it, so the text grows with the operations, never with
-// the nesting of the formula. Types: f32, i32 (integer dtypes compute in i32 and wrap), u32
-// (raw bits). Comparisons give a Mask (WGSL bool) with C++'s NaN rules. WGSL compilers may
+// the nesting of the formula. Types: f32, i32 (32-bit integer dtypes compute in i32 and
+// wrap), u32 (raw bits) and i64: WGSL has no 64-bit integers, so an i64 is a vec2<u32> of
+// its low and high words (the bytes of a little-endian int64), whose arithmetic, signed
+// comparisons and conversions are calls to the functions of i64_functions(); it wraps like
+// two's complement. Comparisons give a Mask (WGSL bool) with C++'s NaN rules. WGSL compilers may
 // assume that no value is NaN or infinite, so float comparisons carry tests of the bits
 // (`x != x`, the formulas' NaN test, is one), `x - x` subtracts a value the compiler cannot
 // see is x, and infinities and NaN constants are made at run time (a constant expression
 // may not hold them). The module must define `numr_zero`, a u32 zero the compiler cannot
-// know (Shader reads it from the parameters).
+// know (Shader reads it from the parameters), and i64_functions() where an i64 Value is used.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
 namespace numr::wgsl {
 
-enum class Type { f32, i32, u32 };
+enum class Type { f32, i32, u32, i64 };
 const char* type_name(Type t);
+// The WGSL functions an i64 Value's operations call (all named numr_i64_*).
+const char* i64_functions();
 
 // The statements of a shader function under construction.
 class Body {
@@ -69,8 +75,10 @@ class Value {
   template <class N>
   requires std::is_arithmetic_v<N>
   explicit Value(N c) : Value(constant(FormulaScope::compute_type(), double(c))) {}
-  // A constant of type t (floats rounded to f32, integers converted as C++ does).
+  // A constant of type t (floats rounded to f32; integers truncated, saturating, NaN to 0).
   static Value constant(Type t, double c);
+  // An i64 constant, exactly.
+  static Value constant_i64(int64_t c);
   // A new let of type t holding expr.
   static Value let(Type t, const std::string& expr);
   // Names an existing expression without a let (a parameter or a variable).
@@ -104,7 +112,8 @@ NUMR_WGSL_MIXED(-)
 NUMR_WGSL_MIXED(*)
 NUMR_WGSL_MIXED(/)
 #undef NUMR_WGSL_MIXED
-// Bitwise operations and shifts, for u32 and i32 Values (random bits, packed storage).
+// Bitwise operations and shifts, for u32 and i32 Values (random bits, packed storage);
+// & | ^ of i64 too, not its shifts.
 Value operator&(const Value& a, const Value& b);
 Value operator|(const Value& a, const Value& b);
 Value operator^(const Value& a, const Value& b);
@@ -138,7 +147,8 @@ Value fmax(const Value& a, const Value& b);
 Value pow2i(const Value& n);         // 2^n, integral n in [-126, 127]
 Value ilogb_normal(const Value& x);  // floor(log2 |x|) for normal x
 Value as_bits(const Value& x);       // the u32 bits of an f32
-// Conversions: f32 -> i32 truncates and saturates (NaN -> 0); others as WGSL's.
+// Conversions: f32 -> i32 and f32 -> i64 truncate and saturate (NaN -> 0); i64 -> f32
+// rounds to nearest even; i64 -> i32 and u32 keep the low word; others as WGSL's.
 Value convert(const Value& x, Type to);
 Value bitcast(const Value& x, Type to);
 
