@@ -399,6 +399,12 @@ TEST(LinalgComposed, OnDevicesWithoutLinalgKernels) {
       const linalg::Svd sv = linalg::svd(r.to(dev), false);
       EXPECT_LE(rel_err(sv.S, linalg::svdvals(r)), e) << w;
       EXPECT_LE(rel_err(matmul(sv.U * sv.S.unsqueeze(-2), sv.Vh), r), e) << w;
+      // The rank is I64, held on WebGPU as word pairs.
+      const Tensor rank = linalg::matrix_rank(r.to(dev));
+      EXPECT_EQ(rank.dtype(), DType::I64);
+      EXPECT_EQ(rank.to(Device::cpu()).to_vector<int64_t>(),
+                linalg::matrix_rank(r).to_vector<int64_t>())
+          << w;
       // Wide and complete; what is composed from the kernels.
       const Tensor wide = mT(r);
       const linalg::Svd full = linalg::svd(wide.to(dev), true);

@@ -25,30 +25,12 @@ constexpr int64_t k31 = int64_t(1) << 31, k32 = int64_t(1) << 32, k53 = int64_t(
 
 // Values around every boundary a word pair has: 0, ±1, ±2^31, ±2^32, ±2^53 + 1, the limits.
 const std::vector<int64_t>& edge_values() {
-  static const std::vector<int64_t> v = {0,
-                                         1,
-                                         -1,
-                                         2,
-                                         -3,
-                                         k31 - 1,
-                                         k31,
-                                         -k31,
-                                         -k31 - 1,
-                                         k32 - 1,
-                                         k32,
-                                         k32 + 1,
-                                         -k32,
-                                         -k32 + 1,
-                                         k53 + 1,
-                                         -k53 - 1,
-                                         kMax,
-                                         kMin,
-                                         kMax - 1,
-                                         kMin + 1,
-                                         123456789012345LL,
-                                         -98765432109876LL,
-                                         0x00000000ffffffffLL,
-                                         0x7fffffff00000001LL};
+  // clang-format off
+  static const std::vector<int64_t> v = {
+      0, 1, -1, 2, -3, k31 - 1, k31, -k31, -k31 - 1, k32 - 1, k32, k32 + 1, -k32, -k32 + 1,
+      k53 + 1, -k53 - 1, kMax, kMin, kMax - 1, kMin + 1, 123456789012345LL, -98765432109876LL,
+      0x00000000ffffffffLL, 0x7fffffff00000001LL};
+  // clang-format on
   return v;
 }
 

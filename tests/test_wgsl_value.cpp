@@ -95,6 +95,31 @@ TEST(WgslValue, SpecialFunctionsRender) {
   }
 }
 
+// I64 Values are word pairs whose operations call the emulation's functions; the integer
+// formulas of src/math render unchanged, and what no op asks of them (division, shifts,
+// the float library) is an error rather than componentwise vector arithmetic.
+TEST(WgslValue, I64RendersThroughTheEmulation) {
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::i64);
+  const Value a = Value::named(Type::i64, "a"), b = Value::named(Type::i64, "b");
+  const Value s = math::fused_mul_add(a, b, Value(3));
+  (void)math::maximum(a, b);
+  (void)math::sign(a);
+  const std::string& t = body.text();
+  EXPECT_EQ(s.type(), Type::i64);
+  EXPECT_TRUE(has(t, "numr_i64_mul(a, b)")) << t;
+  EXPECT_TRUE(has(t, "numr_i64_add(")) << t;
+  EXPECT_TRUE(has(t, "numr_i64_lt(b, a)")) << t;  // a > b
+  EXPECT_TRUE(has(t, "vec2<u32>(0x00000003u, 0x00000000u)")) << t;
+  EXPECT_FALSE(has(t, "(a * b)")) << t;
+  EXPECT_EQ(Value::constant_i64(-2).str(), "vec2<u32>(0xfffffffeu, 0xffffffffu)");
+  EXPECT_EQ(Value::constant(Type::i64, 1e30).str(), "vec2<u32>(0xffffffffu, 0x7fffffffu)");
+  EXPECT_THROW(a / b, BackendError);
+  EXPECT_THROW(a << b, BackendError);
+  EXPECT_THROW(wgsl::exp(a), BackendError);
+  EXPECT_THROW(wgsl::sqrt(a), BackendError);
+}
+
 TEST(WgslValue, OutsideAScopeIsAnError) {
   EXPECT_THROW(Value::let(Type::f32, "1.0"), BackendError);
 }

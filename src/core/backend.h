@@ -278,8 +278,8 @@ class Backend {
   virtual void attention(const AttentionCall& call);
   virtual void attention_bwd(const AttentionBwdCall& call);
 
-  // Whether tensors of dtype t can live and compute here at all (WebGPU has no 64-bit
-  // types); ops on one that cannot throw UnsupportedDType naming the backend.
+  // Whether tensors of dtype t can live and compute here at all (WebGPU has no F64); ops
+  // on one that cannot throw UnsupportedDType naming the backend.
   virtual bool supports_dtype(DType) const { return true; }
 };
 

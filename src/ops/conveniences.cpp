@@ -24,7 +24,7 @@ Tensor ops::triangle_mask(std::string_view op, const Tensor& x, int64_t diagonal
   if (x.dim() < 2) fail<InvalidArgument>(op, "needs at least 2 dims, got ", shape_str(x.shape()));
   const int64_t rows = x.size(-2), cols = x.size(-1);
   // |diagonal| beyond the matrix keeps all or nothing; clamping keeps the sums exact. I32
-  // where the indices fit, which every backend holds (WebGPU has no I64).
+  // where the indices fit, the cheaper type where I64 is emulated (WebGPU's word pairs).
   const int64_t limit = rows + cols;
   const int64_t d = std::max(-limit, std::min(limit, diagonal));
   const Device dev = x.device();

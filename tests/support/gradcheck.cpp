@@ -169,8 +169,8 @@ std::map<std::pair<OpId, std::string>, bool>& device_results() {
   static std::map<std::pair<OpId, std::string>, bool> r;
   return r;
 }
-// Per op and non-CPU backend: a check it could not run for a dtype it lacks (an I64 index
-// on WebGPU). Reported apart: neither matched nor failed.
+// Per op and non-CPU backend: a check it could not run for a dtype it lacks (an F64
+// operand on WebGPU). Reported apart: neither matched nor failed.
 std::set<std::pair<OpId, std::string>>& device_skipped() {
   static std::set<std::pair<OpId, std::string>> r;
   return r;
@@ -216,7 +216,7 @@ void check_gradients(OpId op, const std::string& what, const VarFn& f,
     try {
       msg = compare_on_device(f, inputs, td.device);
     } catch (const std::exception& e) {
-      // A dtype the device cannot hold (an I64 index on WebGPU): skipped, not matched.
+      // A dtype the device cannot hold (F64 on WebGPU): skipped, not matched.
       if (refused_dtype(e, td.device)) {
         std::lock_guard<std::mutex> lock(g_mu);
         device_skipped().insert({op, td.device.str()});

@@ -308,7 +308,7 @@ void for_each_case(OpId op, const std::vector<DType>& dtypes,
           refused = refused_dtype(e, td.device);
           msg = std::string("threw: ") + e.what();
         }
-        if (refused) {  // another operand's dtype (e.g. an I64 index) is not held there
+        if (refused) {  // another operand's dtype (e.g. an F64 operand) is not held there
           record(op, t, label, Outcome::Skipped, r == 1);
           continue;
         }

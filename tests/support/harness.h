@@ -27,7 +27,7 @@ struct TestDevice {
 const std::vector<TestDevice>& test_devices();
 
 // Whether e is a backend's refusal of a dtype it cannot hold at all (Backend::supports_dtype,
-// e.g. WebGPU's F64 and I64), or of a tensor larger than a WebGPU adapter binds, on dev:
+// e.g. WebGPU's F64), or of a tensor larger than a WebGPU adapter binds, on dev:
 // such a case is reported as skipped, never as passed.
 bool refused_dtype(const std::exception& e, Device dev);
 
