@@ -274,11 +274,18 @@ Tensor scatter_reduce(const Tensor& x, int64_t dim, const Tensor& index, const T
   if (!mean) return out;
   const Tensor n = include_self ? count + 1.0 : count;
   const bool is_float = compute_dtype(x.dtype()) == DType::F32 || x.dtype() == DType::F64;
-  // Floats divide in their compute dtype; integers divide exactly in F64 and round down.
-  const DType c = is_float ? compute_dtype(x.dtype()) : DType::F64;
-  Tensor q = out.cast(c) / n.cast(c);
-  if (!is_float) q = floor(q);
-  return where_cond(gt(n, zero), q.cast(x.dtype()), out);
+  // Floats divide in their compute dtype; integers divide exactly in F64 and round down, on
+  // the host where the device has no F64 (WebGPU).
+  Tensor q;
+  if (is_float) {
+    const DType c = compute_dtype(x.dtype());
+    q = (out.cast(c) / n.cast(c)).cast(x.dtype());
+  } else {
+    const Device dev = x.device();
+    const Device at = backend_for(dev).supports_dtype(DType::F64) ? dev : Device::cpu();
+    q = floor(out.to(at).cast(DType::F64) / n.to(at).cast(DType::F64)).cast(x.dtype()).to(dev);
+  }
+  return where_cond(gt(n, zero), q, out);
 }
 
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index) {
