@@ -68,6 +68,12 @@ std::vector<uint64_t> bits_of(const Tensor& t) {
     case DType::U8:
       for (uint8_t v : c.to_vector<uint8_t>()) out.push_back(v);
       break;
+    case DType::F16:
+      for (f16 v : c.to_vector<f16>()) out.push_back(v.bits);
+      break;
+    case DType::BF16:
+      for (bf16 v : c.to_vector<bf16>()) out.push_back(v.bits);
+      break;
     case DType::Bool:
       for (bool v : c.to_vector<bool>()) out.push_back(v);
       break;
@@ -133,7 +139,7 @@ TEST(WebGpuI64, HeldAndCopiedExactly) {
 
 TEST(WebGpuI64, CastsMatchTheCpu) {
   REQUIRE_WEBGPU();
-  for (DType to : {DType::F32, DType::I32, DType::U8, DType::Bool})
+  for (DType to : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U8, DType::Bool})
     expect_same(
         {edges()}, [&](auto& x) { return x[0].cast(to); }, "I64 -> " + std::string(dtype_name(to)));
   // Float -> I64: truncation toward zero, saturating, NaN -> 0; floats past 2^24 are
@@ -173,6 +179,27 @@ TEST(WebGpuI64, CastsMatchTheCpu) {
   expect_same(
       {Tensor::from_vector(r, Shape{int64_t(r.size())})},
       [](auto& x) { return x[0].cast(DType::F32); }, "I64 -> F32 rounding");
+  // To BF16 the rounding is single: 2^25 + 2^17 + 1 is just above a tie at BF16's 8 bits,
+  // but through f32's nearest (2^25 + 2^17, a tie) it would round to even, down.
+  const std::vector<int64_t> h = {(int64_t(1) << 25) + (int64_t(1) << 17) + 1,
+                                  -(int64_t(1) << 25) - (int64_t(1) << 17) - 1,
+                                  (int64_t(1) << 40) + (int64_t(1) << 32) + 1,
+                                  (int64_t(1) << 25) + (int64_t(1) << 17),
+                                  65519,
+                                  65520,
+                                  -65521,
+                                  2049,
+                                  2051,
+                                  kMax,
+                                  kMin};
+  for (DType to : {DType::F16, DType::BF16})
+    expect_same(
+        {Tensor::from_vector(h, Shape{int64_t(h.size())})}, [&](auto& x) { return x[0].cast(to); },
+        "I64 -> " + std::string(dtype_name(to)) + " rounding");
+  for (DType from : {DType::F16, DType::BF16})
+    expect_same(
+        {Tensor::from_vector(f, Shape{int64_t(f.size())}).cast(from)},
+        [](auto& x) { return x[0].cast(DType::I64); }, std::string(dtype_name(from)) + " -> I64");
 }
 
 TEST(WebGpuI64, FillsAndSequences) {
