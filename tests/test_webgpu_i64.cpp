@@ -126,7 +126,7 @@ TEST(WebGpuI64, HeldAndCopiedExactly) {
         return x[0].narrow(0, 2, 1).broadcast_to(Shape{3, 6}).contiguous();
       },
       "broadcast");
-  // Into a strided destination, and from a strided source at an offset.
+  // Into a strided destination.
   expect_same(
       {m},
       [](auto& x) {
@@ -164,7 +164,8 @@ TEST(WebGpuI64, CastsMatchTheCpu) {
   expect_same(
       {Tensor::from_vector<bool>({true, false, true}, Shape{3})},
       [](auto& x) { return x[0].cast(DType::I64); }, "Bool -> I64");
-  // I64 -> F32 rounds to nearest even: halfway cases just above 2^24 and 2^53.
+  // I64 -> F32 rounds to nearest even: ties just above 2^24, and values past 2^52 with bits
+  // on both sides of f32's last place.
   const std::vector<int64_t> r = {16777217,
                                   16777219,
                                   -16777217,
