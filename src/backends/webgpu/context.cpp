@@ -206,7 +206,14 @@ void Context::open_adapter_and_device() {
 Context::~Context() {
   // The process is ending: Dawn's own teardown order is not ours to rely on, so only the
   // device is destroyed (its buffers go with it).
-  if (device_) api_.wgpuDeviceDestroy(device_);
+  if (device_) {
+    api_.wgpuDeviceDestroy(device_);
+    return;
+  }
+  // Opening failed (no adapter, or no device): nothing else holds the instance, so it is
+  // released here rather than left for the process's end.
+  if (adapter_) api_.wgpuAdapterRelease(adapter_);
+  if (instance_) api_.wgpuInstanceRelease(instance_);
 }
 
 void Context::on_error(const std::string& message) {
