@@ -13,19 +13,10 @@
 
 #include "core/backend.h"
 #include "numr/numr.h"
+#include "support/webgpu_device.h"
 
 namespace numr {
 namespace {
-
-bool webgpu_usable(std::string* why) {
-  try {
-    backend_for(Device::webgpu(0));
-    return true;
-  } catch (const BackendUnavailable& e) {
-    *why = e.what();
-    return false;
-  }
-}
 
 // The 16-bit patterns of a cast of x to H (f16 or bf16) on dev.
 template <class H>
@@ -79,14 +70,14 @@ void expect_narrowing_matches(const std::vector<float>& x) {
 
 TEST(WebGpuHalf, EveryValueWidensAsOnTheCpu) {
   std::string why;
-  if (!webgpu_usable(&why)) GTEST_SKIP() << "no usable WebGPU device: " << why;
+  if (!test::usable_webgpu(&why)) GTEST_SKIP() << "no usable WebGPU device: " << why;
   expect_widening_matches<f16>();
   expect_widening_matches<bf16>();
 }
 
 TEST(WebGpuHalf, NarrowingRoundsAsOnTheCpu) {
   std::string why;
-  if (!webgpu_usable(&why)) GTEST_SKIP() << "no usable WebGPU device: " << why;
+  if (!test::usable_webgpu(&why)) GTEST_SKIP() << "no usable WebGPU device: " << why;
   // F16: each finite value, the midpoint to the next one up and its two F32 neighbours.
   std::vector<float> x;
   for (uint32_t b = 0; b < 0x7c00; ++b) {

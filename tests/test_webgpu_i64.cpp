@@ -15,6 +15,7 @@
 
 #include "core/backend.h"
 #include "numr/numr.h"
+#include "support/webgpu_device.h"
 
 namespace numr {
 namespace {
@@ -34,19 +35,9 @@ const std::vector<int64_t>& edge_values() {
   return v;
 }
 
-bool webgpu_usable(std::string* why) {
-  try {
-    backend_for(Device::webgpu(0));
-    return true;
-  } catch (const BackendUnavailable& e) {
-    *why = e.what();
-    return false;
-  }
-}
-
 #define REQUIRE_WEBGPU() \
   std::string why_;      \
-  if (!webgpu_usable(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_
+  if (!test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_
 
 const Device kGpu = Device::webgpu(0);
 const Device kCpu = Device::cpu();

@@ -19,23 +19,15 @@
 #include "core/composition.h"
 #include "math/activation.h"
 #include "numr/numr.h"
+#include "support/webgpu_device.h"
 
 namespace numr {
 namespace {
 
-webgpu::Context* usable(std::string* why) {
-  try {
-    return &webgpu::Context::get(0);
-  } catch (const BackendUnavailable& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
-#define REQUIRE_WEBGPU()                                                   \
-  std::string why_;                                                        \
-  if (!usable(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_; \
-  const PoisonScope poison_;                                               \
+#define REQUIRE_WEBGPU()                                                                \
+  std::string why_;                                                                     \
+  if (!test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_; \
+  const PoisonScope poison_;                                                            \
   const Device gpu = Device::webgpu(0)
 
 // Fresh outputs are filled with 0x5A bytes, so an element the kernel skips is a large

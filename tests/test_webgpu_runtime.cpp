@@ -13,22 +13,14 @@
 #include "backends/webgpu/context.h"
 #include "backends/webgpu/shader.h"
 #include "numr/numr.h"
+#include "support/webgpu_device.h"
 
 namespace numr {
 namespace {
 
-webgpu::Context* usable(std::string* why) {
-  try {
-    return &webgpu::Context::get(0);
-  } catch (const BackendUnavailable& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
 #define REQUIRE_WEBGPU()                                          \
   std::string why_;                                               \
-  webgpu::Context* ctx_ = usable(&why_);                          \
+  webgpu::Context* ctx_ = test::usable_webgpu(&why_);             \
   if (!ctx_) GTEST_SKIP() << "no usable WebGPU device: " << why_; \
   [[maybe_unused]] webgpu::Context& ctx = *ctx_
 

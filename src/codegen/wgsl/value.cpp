@@ -77,12 +77,8 @@ fn numr_i64_from_f32(x: f32) -> vec2<u32> {
   }
   return select(mag, numr_i64_neg(mag), neg);
 }
-// Rounded to nearest, ties to even (as the CPU's float(int64)).
-fn numr_i64_to_f32(a: vec2<u32>) -> f32 {
-  let neg = bitcast<i32>(a.y) < 0i;
-  let m = select(a, numr_i64_neg(a), neg);
-  if (m.x == 0u && m.y == 0u) { return 0.0; }
-  // The leading one moved to bit 63 of v; the value is 2^(63 - n) times v / 2^63.
+// A non-zero magnitude shifted left until its leading one is bit 63: (lo, hi, the shift).
+fn numr_i64_lead(m: vec2<u32>) -> vec3<u32> {
   var n = countLeadingZeros(m.y);
   if (m.y == 0u) { n = 32u + countLeadingZeros(m.x); }
   var v = m;
@@ -91,6 +87,17 @@ fn numr_i64_to_f32(a: vec2<u32>) -> f32 {
   } else if (n > 0u) {
     v = vec2<u32>(m.x << n, (m.y << n) | (m.x >> (32u - n)));
   }
+  return vec3<u32>(v, n);
+}
+// Rounded to nearest, ties to even (as the CPU's float(int64)).
+fn numr_i64_to_f32(a: vec2<u32>) -> f32 {
+  let neg = bitcast<i32>(a.y) < 0i;
+  let m = select(a, numr_i64_neg(a), neg);
+  if (m.x == 0u && m.y == 0u) { return 0.0; }
+  // The leading one moved to bit 63 of v; the value is 2^(63 - n) times v / 2^63.
+  let l = numr_i64_lead(m);
+  let v = l.xy;
+  let n = l.z;
   let mant = v.y >> 8u;
   let rest = v.y & 0xffu;
   let up = rest > 0x80u || (rest == 0x80u && (v.x != 0u || (mant & 1u) != 0u));
@@ -105,14 +112,9 @@ fn numr_i64_to_f32_odd(a: vec2<u32>) -> f32 {
   let neg = bitcast<i32>(a.y) < 0i;
   let m = select(a, numr_i64_neg(a), neg);
   if (m.x == 0u && m.y == 0u) { return 0.0; }
-  var n = countLeadingZeros(m.y);
-  if (m.y == 0u) { n = 32u + countLeadingZeros(m.x); }
-  var v = m;
-  if (n >= 32u) {
-    v = vec2<u32>(0u, m.x << (n - 32u));
-  } else if (n > 0u) {
-    v = vec2<u32>(m.x << n, (m.y << n) | (m.x >> (32u - n)));
-  }
+  let l = numr_i64_lead(m);
+  let v = l.xy;
+  let n = l.z;
   let sticky = select(0u, 1u, (v.y & 0xffu) != 0u || v.x != 0u);
   let bits = ((189u - n) << 23u) + ((v.y >> 8u) | sticky);
   return bitcast<f32>(bits | select(0u, 0x80000000u, neg));
