@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "backends/webgpu/context.h"
 #include "backends/webgpu/shader.h"
@@ -180,6 +181,26 @@ TEST(WebGpuRuntime, ManyDispatchesBeforeOneRead) {
     y = add_scalar(y, double(i % 7));
   }
   EXPECT_EQ(x.to(Device::cpu()).to_vector<float>(), y.to_vector<float>());
+}
+
+// A temporary freed while work that reads it is recorded but not yet submitted, with the
+// buffer cache full (so the buffer leaves the cache): the work still runs on it.
+TEST(WebGpuRuntime, FreedBufferStaysValidForRecordedWork) {
+  REQUIRE_WEBGPU();
+  const Device g = Device::webgpu(0);
+  {
+    // 1 GiB of buffers freed together fills the cache.
+    std::vector<Tensor> fill;
+    for (int i = 0; i < 16; ++i) fill.push_back(Tensor::empty({int64_t(16) << 20}, DType::F32, g));
+  }
+  Tensor a = full({1000}, 2.0, DType::F32, g);
+  Tensor r;
+  {
+    Tensor t = a * 3.0;
+    r = t + 1.0;
+  }
+  const std::vector<float> got = r.to(Device::cpu()).to_vector<float>();
+  EXPECT_EQ(got, std::vector<float>(1000, 7.0f));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 For memory-bound cases the floor is the bytes each must move (inputs read once, outputs
 written once) over the copy bandwidth measured in the same run (the faster of the two
 copies); for GEMMs, the FLOPs over the faster plain matmul of that dtype in the run.
-Usage: python3 report.py numr.jsonl torch.jsonl
+Usage: python3 report.py [--webgpu webgpu.jsonl] numr.jsonl torch.jsonl
+With --webgpu, the table is numr's WebGPU backend beside its CUDA backend (numr.jsonl) and
+PyTorch on the same GPU, for the cases the WebGPU run has.
 """
 import json
 import re
@@ -77,14 +79,37 @@ def flops(case):
     return 2 * f if "_bwd_" in case else f
 
 
+def webgpu_table(webgpu, numr, torch, bandwidth):
+    print("| case | WebGPU ms | numr CUDA ms | torch ms | WebGPU / CUDA speed | "
+          "WebGPU % of floor |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, w in webgpu.items():
+        wm, cm, tm = w.get("ms"), numr.get(name, {}).get("ms"), torch.get(name, {}).get("ms")
+        b = traffic(name)
+        floor = b / (bandwidth * 1e6) if b is not None and bandwidth else None
+        cells = [name, f"{wm:.3f}" if wm else w.get("error", "-")[:60],
+                 f"{cm:.3f}" if cm else "-", f"{tm:.3f}" if tm else "-",
+                 f"{100 * cm / wm:.0f}%" if wm and cm else "-",
+                 f"{100 * floor / wm:.0f}%" if wm and floor else "-"]
+        print("| " + " | ".join(cells) + " |")
+
+
 def main():
-    nmeta, numr = load(sys.argv[1])
-    tmeta, torch = load(sys.argv[2])
+    args = sys.argv[1:]
+    webgpu = None
+    if args[:1] == ["--webgpu"]:
+        webgpu = load(args[1])[1]
+        args = args[2:]
+    nmeta, numr = load(args[0])
+    tmeta, torch = load(args[1])
     copies = [r["ms"] for r in (numr.get("copy_f32_256M"), torch.get("copy_f32_256M"))
               if r and "ms" in r]
     bandwidth = traffic("copy_f32_256M") / min(copies) / 1e6 if copies else None  # GB/s
     print(f"Device: {tmeta.get('device', '?')}; PyTorch {tmeta.get('torch', '?')}; "
           f"copy floor {bandwidth:.0f} GB/s (read + write)\n" if bandwidth else "")
+    if webgpu is not None:
+        webgpu_table(webgpu, numr, torch, bandwidth)
+        return
     print("| case | numr ms | torch ms | numr speed-up | numr % of floor | torch % of floor |")
     print("|---|---:|---:|---:|---:|---:|")
     gemm_best = {}

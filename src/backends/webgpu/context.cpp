@@ -304,7 +304,8 @@ Buffer* Context::allocate(size_t nbytes) {
   try {
     raw = raw_buffer(size, usage, "numr tensor");
   } catch (const OutOfMemory&) {
-    // Give the cache back and try once more.
+    // Give the cache back and try once more, once no queued or recorded work names it.
+    synchronize();
     for (auto& [s, b] : free_) {
       api_.wgpuBufferDestroy(b->buffer);
       api_.wgpuBufferRelease(b->buffer);
@@ -328,7 +329,8 @@ void Context::deallocate(Buffer* b) noexcept {
     cached_bytes_ += b->size;
     return;
   }
-  api_.wgpuBufferDestroy(b->buffer);
+  // Released, not destroyed: work recorded but not yet submitted may still name it, and
+  // holds its own reference until it has run.
   api_.wgpuBufferRelease(b->buffer);
   delete b;
 }
