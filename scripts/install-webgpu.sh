@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the WebGPU backend needs at run time into a project-local directory
 # (default .deps/webgpu, or the first argument): Dawn's webgpu.h library from npm and a CPU
-# Vulkan driver (lavapipe, Mesa 25 from bookworm-backports) with the Vulkan loader, all at
+# Vulkan driver (lavapipe, Mesa 25 from bookworm-backports) with the Vulkan loader, and a
+# second one (SwiftShader, from Debian's chromium-common) for a second test tier, all at
 # pinned versions with checksums. Debian packages are fetched with a private apt
 # configuration, so the system's apt sources are never changed. Safe to run again.
 #
@@ -49,15 +50,10 @@ else
   install -m 0755 "$work/package/libwebgpu_wrapper.so" "$dest/lib/libwebgpu_wrapper.so"
 fi
 
-# ---- Debian packages through a private apt configuration ----
-need_debs=0
-[[ -f "$dest/lib/libvulkan_lvp.so" && $(sha_of "$dest/lib/libvulkan_lvp.so") == "$lvp_so_sha" ]] || need_debs=1
-if ! ls "$dest"/lib/libvulkan.so.1* >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
-  need_debs=1
-fi
-if [[ $need_debs == 0 ]]; then
-  say "lavapipe and the Vulkan loader present"
-else
+# A private apt configuration over the machine's Debian mirror and its -backports suite
+# (the system's sources are never changed); updated once.
+private_apt() {
+  [[ -n "${APT_CONFIG:-}" && "$APT_CONFIG" == "$dest/apt/apt.conf" ]] && return
   # The machine's Debian mirror (from its deb822 or one-line sources), plus -backports.
   mirror=$(grep -h -E '^URIs:.*debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1 |
            awk '{print $2}') || true
@@ -87,6 +83,18 @@ EOF
   export APT_CONFIG="$apt_dir/apt.conf"
   say "apt-get update (private configuration in $apt_dir)"
   apt-get update -qq
+}
+
+# ---- Debian packages through a private apt configuration ----
+need_debs=0
+[[ -f "$dest/lib/libvulkan_lvp.so" && $(sha_of "$dest/lib/libvulkan_lvp.so") == "$lvp_so_sha" ]] || need_debs=1
+if ! ls "$dest"/lib/libvulkan.so.1* >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
+  need_debs=1
+fi
+if [[ $need_debs == 0 ]]; then
+  say "lavapipe and the Vulkan loader present"
+else
+  private_apt
   pkgs=()
   for d in "${debs[@]}"; do pkgs+=("${d%% *}"); done
   # The loader, at the version of the system's suite, only when the system has none.
@@ -103,6 +111,29 @@ EOF
   check_sha "$dest/lib/libvulkan_lvp.so" "$lvp_so_sha"
   if ls "$work"/root/usr/lib/x86_64-linux-gnu/libvulkan.so.1* >/dev/null 2>&1; then
     cp -P "$work"/root/usr/lib/x86_64-linux-gnu/libvulkan.so.1* "$dest/lib/"
+  fi
+fi
+
+# ---- SwiftShader (a second CPU Vulkan driver, for the second WebGPU tier) ----
+# Chromium's libvk_swiftshader.so from Debian's chromium-common in the release's main suite,
+# pinned; it needs only libc. The archive drops an old version at a point release: then
+# this says so and the SwiftShader tier reports itself skipped.
+ss_deb="chromium-common=150.0.7871.100-1~deb12u1 31326f6b71ce20a52e7bea9792bf7135d4ff802e1cdbc250960b1b46729998d2"
+ss_so_sha=fef3d284cb6c0aee7857e13fd0a9d69d7e959a24306ed8825b567545e586f6e2
+if [[ -f "$dest/lib/libvk_swiftshader.so" && $(sha_of "$dest/lib/libvk_swiftshader.so") == "$ss_so_sha" ]]; then
+  say "SwiftShader present"
+else
+  private_apt
+  mkdir -p "$work/ss"
+  if (cd "$work/ss" && apt-get download -qq "${ss_deb%% *}"); then
+    deb=$(ls "$work"/ss/chromium-common_*.deb)
+    check_sha "$deb" "${ss_deb##* }"
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work/ss" ./usr/lib/chromium/libvk_swiftshader.so
+    install -m 0755 "$work/ss/usr/lib/chromium/libvk_swiftshader.so" "$dest/lib/"
+    check_sha "$dest/lib/libvk_swiftshader.so" "$ss_so_sha"
+  else
+    rm -f "$dest/lib/libvk_swiftshader.so"
+    say "SwiftShader (${ss_deb%% *}) is not in the archive: its tier will be skipped"
   fi
 fi
 
@@ -124,4 +155,23 @@ cat > "$dest/env.sh" <<EOF
 export NUMR_WEBGPU_LIB="$dest/lib/libwebgpu_wrapper.so"
 export VK_ICD_FILENAMES="$dest/icd.d/lvp_icd.json"
 EOF
-say "done: source $dest/env.sh"
+rm -f "$dest/env-swiftshader.sh"
+if [[ -f "$dest/lib/libvk_swiftshader.so" ]]; then
+  cat > "$dest/icd.d/swiftshader_icd.json" <<EOF
+{
+    "file_format_version": "1.0.0",
+    "ICD": {
+        "library_path": "$dest/lib/libvk_swiftshader.so",
+        "api_version": "1.0.5"
+    }
+}
+EOF
+  cat > "$dest/env-swiftshader.sh" <<EOF
+# Source this to run numr's WebGPU backend on SwiftShader.
+export NUMR_WEBGPU_LIB="$dest/lib/libwebgpu_wrapper.so"
+export VK_ICD_FILENAMES="$dest/icd.d/swiftshader_icd.json"
+EOF
+  say "done: source $dest/env.sh (lavapipe) or $dest/env-swiftshader.sh (SwiftShader)"
+else
+  say "done: source $dest/env.sh (lavapipe)"
+fi
