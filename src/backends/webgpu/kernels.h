@@ -17,6 +17,8 @@ void run_random(Context& ctx, const RandomCall& call);            // factory.cpp
 void run_matmul(Context& ctx, const MatmulCall& call);                   // matmul.cpp
 void run_matmul_epilogue(Context& ctx, const GemmEpilogueCall& call);    // matmul.cpp
 void run_bias_activation_bwd(Context& ctx, const BiasActBwdCall& call);  // bias_act_bwd.cpp
+void run_sort_rows(Context& ctx, const SortCall& call);                  // sort.cpp
+void run_search_sorted(Context& ctx, const SearchSortedCall& call);      // sort.cpp
 
 inline Buffer* buffer_of(const TensorRef& r) { return static_cast<Buffer*>(r.base); }
 

@@ -89,10 +89,12 @@ std::string Shader::buffer(DType t, bool writable) {
   return name;
 }
 
-std::string Shader::words(bool writable) {
+std::string Shader::words(bool writable) { return array("u32", writable); }
+
+std::string Shader::array(const std::string& elem, bool writable) {
   const std::string name = "b" + std::to_string(next_binding_);
   decls_ += "@group(0) @binding(" + std::to_string(next_binding_++) + ") var<storage, " +
-            (writable ? "read_write" : "read") + "> " + name + ": array<u32>;\n";
+            (writable ? "read_write" : "read") + "> " + name + ": array<" + elem + ">;\n";
   return name;
 }
 
@@ -100,6 +102,8 @@ void Shader::shared(const std::string& name, Type t, uint32_t n) {
   decls_ += "var<workgroup> " + name + ": array<" + wgsl::type_name(t) + ", " + std::to_string(n) +
             ">;\n";
 }
+
+void Shader::decl(const std::string& wgsl) { decls_ += wgsl; }
 
 Value Shader::param_u32(const std::string& idx) { return Value::let(Type::u32, "P[" + idx + "]"); }
 Value Shader::param_i32(const std::string& idx) {

@@ -32,8 +32,12 @@ class Shader {
   std::string buffer(DType t, bool writable);
   // An array<u32> binding (I64 outputs written as word pairs).
   std::string words(bool writable);
+  // An array binding of any WGSL element type (vectors of words).
+  std::string array(const std::string& elem, bool writable);
   // Workgroup memory: `var<workgroup> name: array<type, n>;`.
   void shared(const std::string& name, wgsl::Type t, uint32_t n);
+  // Module-scope WGSL written as is (helper functions, workgroup arrays of vector types).
+  void decl(const std::string& wgsl);
 
   wgsl::Body& body() { return body_; }
   // The parameter word at index expression idx as a u32 / i32 / f32 Value.

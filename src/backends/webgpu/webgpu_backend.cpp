@@ -6,6 +6,7 @@
 #include "backends/webgpu/context.h"
 #include "backends/webgpu/kernels.h"
 #include "backends/webgpu/shader.h"
+#include "numr/op_info.h"
 
 namespace numr::webgpu {
 
@@ -22,17 +23,23 @@ constexpr OpId kKernels[] = {
     OpId::bias_activation_bwd,
 };
 
+// The composed ops with WebGPU kernels in every dtype the op takes and the backend holds.
+// unique and unique_with_counts are built from sort on every backend.
+constexpr OpId kSortKernels[] = {OpId::sort, OpId::argsort, OpId::topk, OpId::searchsorted};
+
 }  // namespace
 
-// The required core, the fused gates (kernels through the formulas) and kKernels at F32
-// (the GEMMs also at F16 and BF16);
-// every other composed op runs as its composition.
+// The required core, the fused gates (kernels through the formulas), kKernels at F32 (the
+// GEMMs also at F16 and BF16) and kSortKernels; every other composed op runs as its
+// composition.
 bool WebGpuBackend::supports(OpId op, DType t) const {
   if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels)) {
     const bool gemm = op == OpId::matmul || op == OpId::matmul_bias_activation ||
                       op == OpId::matmul_bias_residual;
     return t == DType::F32 || (gemm && (t == DType::F16 || t == DType::BF16));
   }
+  if (std::find(std::begin(kSortKernels), std::end(kSortKernels), op) != std::end(kSortKernels))
+    return dtype_supported(t) && op_accepts(op, t);
   return dtype_supported(t) && has_listed_kernel(op, {});
 }
 
@@ -68,6 +75,8 @@ void WebGpuBackend::matmul_epilogue(const GemmEpilogueCall& call) {
 void WebGpuBackend::bias_activation_bwd(const BiasActBwdCall& call) {
   run_bias_activation_bwd(ctx_, call);
 }
+void WebGpuBackend::sort_rows(const SortCall& call) { run_sort_rows(ctx_, call); }
+void WebGpuBackend::search_sorted(const SearchSortedCall& call) { run_search_sorted(ctx_, call); }
 
 Backend& webgpu_backend(int index) {
   Context& ctx = Context::get(index);

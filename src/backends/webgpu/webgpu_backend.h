@@ -1,7 +1,8 @@
 // The Backend of the WebGPU device: memory through Context's caching allocator, host copies
-// that complete before returning, the required core's families and, in F32, matmul and the
-// GEMM epilogues forward and backward (kernels.h). Every other optional family and
-// composed op runs as its composition (supports() says no).
+// that complete before returning, the required core's families, matmul and the GEMM
+// epilogues forward and backward (F32; the GEMMs also F16 and BF16), and sort, argsort,
+// topk and searchsorted in every dtype it holds (kernels.h). Every other optional family
+// and composed op runs as its composition (supports() says no).
 #pragma once
 
 #include <string>
@@ -40,6 +41,8 @@ class WebGpuBackend final : public Backend {
   void matmul(const MatmulCall& call) override;
   void matmul_epilogue(const GemmEpilogueCall& call) override;
   void bias_activation_bwd(const BiasActBwdCall& call) override;
+  void sort_rows(const SortCall& call) override;
+  void search_sorted(const SearchSortedCall& call) override;
 
  private:
   Context& ctx_;
