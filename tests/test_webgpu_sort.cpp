@@ -61,10 +61,8 @@ void expect_bits(const Tensor& got, const Tensor& want, const std::string& what)
 // [rows, n] of dtype t on the CPU: quarters of integers drawn from [-spread, spread] (few
 // distinct values when spread is small, so ties are many), with specials given by their
 // bits for floats (NaNs of both signs, quiet and signalling, with payloads; ±0; ±Inf;
-// subnormals of both signs) and extremes for integers. Without nan_payloads, F16 and BF16
-// NaNs are the quiet ones of either sign with no payload.
-Tensor make_rows(int64_t rows, int64_t n, DType t, int spread, uint64_t seed,
-                 bool nan_payloads = true) {
+// subnormals of both signs) and extremes for integers.
+Tensor make_rows(int64_t rows, int64_t n, DType t, int spread, uint64_t seed) {
   std::mt19937_64 rng(seed);
   const size_t count = size_t(rows * n);
   std::uniform_int_distribution<int> pick(-spread, spread);
@@ -97,15 +95,11 @@ Tensor make_rows(int64_t rows, int64_t n, DType t, int spread, uint64_t seed,
           });
     case DType::F16:
       return draw(
-          f16{},
-          {0x7e00u, nan_payloads ? 0xfe05u : 0xfe00u, nan_payloads ? 0x7c01u : 0x7e00u, 0x8000u, 0u,
-           0x7c00u, 0xfc00u, 1u, 0x8003u},
+          f16{}, {0x7e00u, 0xfe05u, 0x7c01u, 0x8000u, 0u, 0x7c00u, 0xfc00u, 1u, 0x8003u},
           [](double d) { return f16(d); }, [](uint32_t b) { return f16::from_bits(uint16_t(b)); });
     case DType::BF16:
       return draw(
-          bf16{},
-          {0x7fc0u, nan_payloads ? 0xffc5u : 0xffc0u, nan_payloads ? 0x7f81u : 0x7fc0u, 0x8000u, 0u,
-           0x7f80u, 0xff80u, 1u, 0x8003u},
+          bf16{}, {0x7fc0u, 0xffc5u, 0x7f81u, 0x8000u, 0u, 0x7f80u, 0xff80u, 1u, 0x8003u},
           [](double d) { return bf16(d); },
           [](uint32_t b) { return bf16::from_bits(uint16_t(b)); });
     case DType::I64: {
@@ -243,9 +237,8 @@ TEST(WebGpuSort, OtherDimsAndOffsetsMatchCpu) {
   REQUIRE_WEBGPU();
   for (DType t : kSortable) {
     // An odd row length puts packed rows at every lane of a word. Sorting along dim 0 moves
-    // it last with a strided copy, which carries F16 and BF16 through f32 on WebGPU (a
-    // NaN keeps its sign, not its payload), so those NaNs have none here.
-    const Tensor x = make_rows(41, 7, t, 20, 11, false);
+    // it last with a strided copy, which must keep NaN payloads too.
+    const Tensor x = make_rows(41, 7, t, 20, 11);
     for (int64_t dim : {0, 1})
       for (bool desc : {false, true}) {
         const std::string w = std::string(dtype_name(t)) + " dim " + std::to_string(dim) +

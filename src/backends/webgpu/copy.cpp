@@ -25,7 +25,10 @@ std::string copy_wgsl(const CopyConfig& c) {
   s.body().line("if (gi >= P[0]) { return; }");
   const std::vector<Value> idx =
       StridedLayout::emit_offsets(s, 1, 2, Value::named(Type::u32, "gi"));
-  s.store(dst, c.dst, idx[0], s.load(src, c.src, idx[1], compute_type(c.src)));
+  if (c.src == c.dst && (c.src == DType::F16 || c.src == DType::BF16))
+    s.store_half_bits(dst, idx[0], s.load_half_bits(src, idx[1]));
+  else
+    s.store(dst, c.dst, idx[0], s.load(src, c.src, idx[1], compute_type(c.src)));
   return s.finish();
 }
 

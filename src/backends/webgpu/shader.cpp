@@ -130,15 +130,11 @@ Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) 
     case DType::F32: raw = Value::let(Type::f32, name + "[" + idx.str() + "]"); break;
     case DType::I32: raw = Value::let(Type::i32, name + "[" + idx.str() + "]"); break;
     case DType::F16:
-    case DType::BF16: {
-      half_ = true;
-      const std::string bits =
-          "((" + name + "[" + idx.str() + " >> 1u] >> ((" + idx.str() + " & 1u) * 16u)) & 0xffffu)";
-      raw = Value::let(
-          Type::f32,
-          std::string(t == DType::F16 ? "numr_f16_to_f32" : "numr_bf16_to_f32") + "(" + bits + ")");
+    case DType::BF16:
+      raw = Value::let(Type::f32,
+                       std::string(t == DType::F16 ? "numr_f16_to_f32" : "numr_bf16_to_f32") + "(" +
+                           load_half_bits(name, idx).str() + ")");
       break;
-    }
     case DType::I64: raw = Value::let(Type::i64, name + "[" + idx.str() + "]"); break;
     case DType::U8:
     case DType::Bool:
@@ -151,6 +147,20 @@ Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) 
     default: require_dtype(t, "webgpu");
   }
   return wgsl::convert(raw, to);
+}
+
+Value Shader::load_half_bits(const std::string& name, const Value& idx) {
+  half_ = true;
+  return Value::let(Type::u32, "((" + name + "[" + idx.str() + " >> 1u] >> ((" + idx.str() +
+                                   " & 1u) * 16u)) & 0xffffu)");
+}
+
+void Shader::store_half_bits(const std::string& name, const Value& idx, const Value& bits) {
+  half_ = true;
+  const std::string w = "&" + name + "[" + idx.str() + " >> 1u]";
+  const std::string sh = "((" + idx.str() + " & 1u) * 16u)";
+  body_.line("atomicAnd(" + w + ", ~(0xffffu << " + sh + "));");
+  body_.line("atomicOr(" + w + ", " + bits.str() + " << " + sh + ");");
 }
 
 void Shader::store(const std::string& name, DType t, const Value& idx, const Value& v) {
@@ -170,13 +180,10 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
       const Value f = v.type() == Type::i64
                           ? Value::let(Type::f32, "numr_i64_to_f32_odd(" + v.str() + ")")
                           : wgsl::convert(v, Type::f32);
-      const Value bits = Value::let(
-          Type::u32, std::string(t == DType::F16 ? "numr_f32_to_f16" : "numr_f32_to_bf16") + "(" +
-                         f.str() + ")");
-      const std::string w = "&" + name + "[" + idx.str() + " >> 1u]";
-      const std::string sh = "((" + idx.str() + " & 1u) * 16u)";
-      body_.line("atomicAnd(" + w + ", ~(0xffffu << " + sh + "));");
-      body_.line("atomicOr(" + w + ", " + bits.str() + " << " + sh + ");");
+      store_half_bits(name, idx,
+                      Value::let(Type::u32, std::string(t == DType::F16 ? "numr_f32_to_f16"
+                                                                        : "numr_f32_to_bf16") +
+                                                "(" + f.str() + ")"));
       return;
     }
     case DType::I64:

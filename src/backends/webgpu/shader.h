@@ -55,6 +55,11 @@ class Shader {
   // the CPU does (saturating to U8, NaN to 0 in integers, non-zero to true, F16 and BF16
   // rounded to nearest even).
   void store(const std::string& name, DType t, const wgsl::Value& idx, const wgsl::Value& v);
+  // The 16 bits of element idx of an F16/BF16 binding as a u32, and their store: copies
+  // within one 16-bit dtype move bits, keeping NaN payloads that a round trip through f32
+  // would not.
+  wgsl::Value load_half_bits(const std::string& name, const wgsl::Value& idx);
+  void store_half_bits(const std::string& name, const wgsl::Value& idx, const wgsl::Value& bits);
 
   // The full module. In the body: gi (global invocation index, u32), lid (local index),
   // wid (workgroup index).
