@@ -1,6 +1,7 @@
-// The GEMM epilogue's fused backward pass, F32: grad_pre = grad * act'(saved) (from the
-// pre-activation or from the output, math/activation.h; a derivative that is not finite
-// counts as 0) and d_bias = Σ_rows grad_pre. A workgroup covers 64 columns of a chunk of
+// The GEMM epilogue's fused backward pass, F32, F16 or BF16 (computed and summed in f32):
+// grad_pre = grad * act'(saved) (from the pre-activation or from the output,
+// math/activation.h; a derivative that is not finite counts as 0) and d_bias = Σ_rows
+// grad_pre. A workgroup covers 64 columns of a chunk of
 // 256 rows, its four lanes of 64 invocations taking every fourth row, and writes the
 // chunk's column sums; a second dispatch adds the chunks' sums of each column in order.
 #include <algorithm>
@@ -27,6 +28,7 @@ constexpr uint32_t kChunk = 256;                     // rows per workgroup
 static_assert(kCols * kLanes == kWorkgroupSize);
 
 struct PassConfig {
+  DType dt = DType::F32;
   Activation act = Activation::None;
   bool saved_is_pre = true;
   auto operator<=>(const PassConfig&) const = default;
@@ -37,10 +39,10 @@ std::string u(uint32_t v) { return std::to_string(v) + "u"; }
 // P: rows, N, column tiles, grad's, saved's and grad_pre's offsets.
 std::string pass_wgsl(const PassConfig& c) {
   Shader s;
-  const std::string grad_pre = s.buffer(DType::F32, true);
+  const std::string grad_pre = s.buffer(c.dt, true);
   const std::string partial = s.buffer(DType::F32, true);
-  const std::string grad = s.buffer(DType::F32, false);
-  const std::string saved = s.buffer(DType::F32, false);
+  const std::string grad = s.buffer(c.dt, false);
+  const std::string saved = s.buffer(c.dt, false);
   s.shared("sv", Type::f32, kWorkgroupSize);
   wgsl::Body& b = s.body();
   wgsl::FormulaScope scope(b, Type::f32);
@@ -56,10 +58,10 @@ std::string pass_wgsl(const PassConfig& c) {
   b.line("for (var r: u32 = chunk * " + u(kChunk) + " + lid / " + u(kCols) + "; r < end; r = r + " +
          u(kLanes) + ") {");
   b.line("let e = r * N + col;");
-  const Value g = s.load(grad, DType::F32, Value::let(Type::u32, "P[3] + e"), Type::f32);
-  const Value x = s.load(saved, DType::F32, Value::let(Type::u32, "P[4] + e"), Type::f32);
+  const Value g = s.load(grad, c.dt, Value::let(Type::u32, "P[3] + e"), Type::f32);
+  const Value x = s.load(saved, c.dt, Value::let(Type::u32, "P[4] + e"), Type::f32);
   const Value gp = g * math::finite_or_zero(math::activation_grad(c.act, x, c.saved_is_pre));
-  s.store(grad_pre, DType::F32, Value::let(Type::u32, "P[5] + e"), gp);
+  s.store(grad_pre, c.dt, Value::let(Type::u32, "P[5] + e"), gp);
   b.line("acc = acc + " + gp.str() + ";");
   b.line("}");
   b.line("}");
@@ -74,30 +76,34 @@ std::string pass_wgsl(const PassConfig& c) {
 }
 
 struct SumConfig {
+  DType dt = DType::F32;
   auto operator<=>(const SumConfig&) const = default;
 };
 
 // P: chunks, N, d_bias's offset.
-std::string sum_wgsl(const SumConfig&) {
+std::string sum_wgsl(const SumConfig& c) {
   Shader s;
-  const std::string d_bias = s.buffer(DType::F32, true);
+  const std::string d_bias = s.buffer(c.dt, true);
   const std::string partial = s.buffer(DType::F32, false);
   wgsl::Body& b = s.body();
+  wgsl::FormulaScope scope(b, Type::f32);
   b.line("if (gi >= P[1]) { return; }");
   b.line("var acc = 0.0;");
   b.line("for (var c: u32 = 0u; c < P[0]; c = c + 1u) { acc = acc + " + partial +
          "[c * P[1] + gi]; }");
-  b.line(d_bias + "[P[2] + gi] = acc;");
+  s.store(d_bias, c.dt, Value::let(Type::u32, "P[2] + gi"), Value::let(Type::f32, "acc"));
   return s.finish();
 }
 
 }  // namespace
 
 void run_bias_activation_bwd(Context& ctx, const BiasActBwdCall& call) {
+  const DType dt = call.grad.dtype;
   for (const TensorRef* r : {&call.grad, &call.saved, &call.grad_pre, &call.d_bias})
-    if (r->dtype != DType::F32)
+    if (r->dtype != dt || (dt != DType::F32 && dt != DType::F16 && dt != DType::BF16))
       fail<UnsupportedDType>(current_op("bias_activation_bwd"),
-                             "the webgpu backend's bias_activation_bwd takes F32 only, got ",
+                             "the webgpu backend's bias_activation_bwd takes F32, F16 or BF16 "
+                             "(one dtype), got ",
                              dtype_name(r->dtype));
   const int64_t n = call.d_bias.numel();
   if (n == 0) return;
@@ -118,7 +124,7 @@ void run_bias_activation_bwd(Context& ctx, const BiasActBwdCall& call) {
                                      {partial, true},
                                      {buffer_of(call.grad), false},
                                      {buffer_of(call.saved), false}};
-    const PassConfig pc{call.act, call.saved_is_pre};
+    const PassConfig pc{dt, call.act, call.saved_is_pre};
     ctx.dispatch(cached_pipeline(ctx, pc, pass_wgsl, "bias_activation_bwd"), pass_bindings, p.w,
                  uint64_t(chunks * col_tiles));
     Params q;
@@ -126,7 +132,7 @@ void run_bias_activation_bwd(Context& ctx, const BiasActBwdCall& call) {
     q.u32(uint64_t(n));
     q.u32(uint64_t(call.d_bias.offset));
     const Binding sum_bindings[] = {{buffer_of(call.d_bias), true}, {partial, false}};
-    ctx.dispatch(cached_pipeline(ctx, SumConfig{}, sum_wgsl, "bias_activation_bwd_sum"),
+    ctx.dispatch(cached_pipeline(ctx, SumConfig{dt}, sum_wgsl, "bias_activation_bwd_sum"),
                  sum_bindings, q.w, groups_for(uint64_t(n), kWorkgroupSize));
   } catch (...) {
     ctx.deallocate(partial);

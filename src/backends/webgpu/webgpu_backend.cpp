@@ -14,7 +14,7 @@ std::string WebGpuBackend::name() const { return "webgpu:0 (" + ctx_.adapter_nam
 
 namespace {
 
-// The composed ops with WebGPU kernels, F32 only.
+// The composed ops with WebGPU kernels, at F32, F16 and BF16.
 constexpr OpId kKernels[] = {
     OpId::matmul,
     OpId::matmul_bias_activation,
@@ -29,15 +29,11 @@ constexpr OpId kSortKernels[] = {OpId::sort, OpId::argsort, OpId::topk, OpId::se
 
 }  // namespace
 
-// The required core, the fused gates (kernels through the formulas), kKernels at F32 (the
-// GEMMs also at F16 and BF16) and kSortKernels; every other composed op runs as its
-// composition.
+// The required core, the fused gates (kernels through the formulas), kKernels and
+// kSortKernels; every other composed op runs as its composition.
 bool WebGpuBackend::supports(OpId op, DType t) const {
-  if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels)) {
-    const bool gemm = op == OpId::matmul || op == OpId::matmul_bias_activation ||
-                      op == OpId::matmul_bias_residual;
-    return t == DType::F32 || (gemm && (t == DType::F16 || t == DType::BF16));
-  }
+  if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels))
+    return t == DType::F32 || t == DType::F16 || t == DType::BF16;
   if (std::find(std::begin(kSortKernels), std::end(kSortKernels), op) != std::end(kSortKernels))
     return dtype_supported(t) && op_accepts(op, t);
   return dtype_supported(t) && has_listed_kernel(op, {});
