@@ -27,9 +27,11 @@ constexpr OpId kKernels[] = {
 // unique and unique_with_counts are built from sort on every backend.
 constexpr OpId kSortKernels[] = {OpId::sort, OpId::argsort, OpId::topk, OpId::searchsorted};
 
-// The ops that run index_gather (index_select, take, embedding_lookup, gather_nd,
-// masked_select and nonzero reach it through gather's OpId), in every dtype they take.
-constexpr OpId kIndexKernels[] = {OpId::gather};
+// The ops that run index_gather and index_scatter, in every dtype they take: index_select,
+// take, embedding_lookup, gather_nd, masked_select and nonzero reach index_gather through
+// gather's OpId; index_put, put and bincount reach index_scatter through scatter's or
+// scatter_reduce's.
+constexpr OpId kIndexKernels[] = {OpId::gather, OpId::scatter, OpId::scatter_reduce};
 
 }  // namespace
 
@@ -80,6 +82,7 @@ void WebGpuBackend::bias_activation_bwd(const BiasActBwdCall& call) {
 void WebGpuBackend::sort_rows(const SortCall& call) { run_sort_rows(ctx_, call); }
 void WebGpuBackend::search_sorted(const SearchSortedCall& call) { run_search_sorted(ctx_, call); }
 void WebGpuBackend::index_gather(const GatherCall& call) { run_index_gather(ctx_, call); }
+void WebGpuBackend::index_scatter(const ScatterCall& call) { run_index_scatter(ctx_, call); }
 
 Backend& webgpu_backend(int index) {
   Context& ctx = Context::get(index);

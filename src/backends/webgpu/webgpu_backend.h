@@ -44,6 +44,7 @@ class WebGpuBackend final : public Backend {
   void sort_rows(const SortCall& call) override;
   void search_sorted(const SearchSortedCall& call) override;
   void index_gather(const GatherCall& call) override;
+  void index_scatter(const ScatterCall& call) override;
 
  private:
   Context& ctx_;
