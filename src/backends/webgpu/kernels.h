@@ -19,6 +19,8 @@ void run_matmul_epilogue(Context& ctx, const GemmEpilogueCall& call);    // matm
 void run_bias_activation_bwd(Context& ctx, const BiasActBwdCall& call);  // bias_act_bwd.cpp
 void run_sort_rows(Context& ctx, const SortCall& call);                  // sort.cpp
 void run_search_sorted(Context& ctx, const SearchSortedCall& call);      // sort.cpp
+void run_index_gather(Context& ctx, const GatherCall& call);             // indexing.cpp
+void run_index_scatter(Context& ctx, const ScatterCall& call);           // indexing.cpp
 
 inline Buffer* buffer_of(const TensorRef& r) { return static_cast<Buffer*>(r.base); }
 

@@ -37,7 +37,8 @@ bool packed(DType t) { return t == DType::U8 || t == DType::Bool || half(t); }
 
 // F16 and BF16 are computed in f32 and stored as 16-bit fields of u32 words, converted with
 // integer arithmetic: WGSL leaves pack2x16float's rounding and overflow to the
-// implementation, and f16 arithmetic to an optional feature. NaN becomes the CPU's quiet NaN.
+// implementation, and f16 arithmetic to an optional feature. A NaN is quieted keeping its
+// sign and the high bits of its payload, as on the CPU.
 constexpr const char* kHalfFunctions = R"(fn numr_f16_to_f32(h: u32) -> f32 {
   let sign = (h & 0x8000u) << 16u;
   let e = (h >> 10u) & 0x1fu;
@@ -53,7 +54,7 @@ fn numr_f32_to_f16(v: f32) -> u32 {
   let b = bitcast<u32>(v);
   let sign = (b >> 16u) & 0x8000u;
   let a = b & 0x7fffffffu;
-  if (a > 0x7f800000u) { return sign | 0x7e00u; }
+  if (a > 0x7f800000u) { return sign | 0x7e00u | ((a >> 13u) & 0x3ffu); }
   if (a >= 0x477ff000u) { return sign | 0x7c00u; }
   if (a >= 0x38800000u) {
     let r = a + 0xfffu + ((a >> 13u) & 1u);
@@ -71,7 +72,7 @@ fn numr_f32_to_f16(v: f32) -> u32 {
 fn numr_bf16_to_f32(h: u32) -> f32 { return bitcast<f32>(h << 16u); }
 fn numr_f32_to_bf16(v: f32) -> u32 {
   let b = bitcast<u32>(v);
-  if ((b & 0x7fffffffu) > 0x7f800000u) { return ((b >> 16u) & 0x8000u) | 0x7fc0u; }
+  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }
   return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
 }
 )";

@@ -27,14 +27,22 @@ constexpr OpId kKernels[] = {
 // unique and unique_with_counts are built from sort on every backend.
 constexpr OpId kSortKernels[] = {OpId::sort, OpId::argsort, OpId::topk, OpId::searchsorted};
 
+// The ops that run index_gather and index_scatter, in every dtype they take: index_select,
+// take, embedding_lookup, gather_nd, masked_select and nonzero reach index_gather through
+// gather's OpId; index_put, put and bincount reach index_scatter through scatter's or
+// scatter_reduce's.
+constexpr OpId kIndexKernels[] = {OpId::gather, OpId::scatter, OpId::scatter_reduce};
+
 }  // namespace
 
-// The required core, the fused gates (kernels through the formulas), kKernels and
-// kSortKernels; every other composed op runs as its composition.
+// The required core, the fused gates (kernels through the formulas), kKernels,
+// kSortKernels and kIndexKernels; every other composed op runs as its composition.
 bool WebGpuBackend::supports(OpId op, DType t) const {
   if (std::find(std::begin(kKernels), std::end(kKernels), op) != std::end(kKernels))
     return t == DType::F32 || t == DType::F16 || t == DType::BF16;
   if (std::find(std::begin(kSortKernels), std::end(kSortKernels), op) != std::end(kSortKernels))
+    return dtype_supported(t) && op_accepts(op, t);
+  if (std::find(std::begin(kIndexKernels), std::end(kIndexKernels), op) != std::end(kIndexKernels))
     return dtype_supported(t) && op_accepts(op, t);
   return dtype_supported(t) && has_listed_kernel(op, {});
 }
@@ -73,6 +81,8 @@ void WebGpuBackend::bias_activation_bwd(const BiasActBwdCall& call) {
 }
 void WebGpuBackend::sort_rows(const SortCall& call) { run_sort_rows(ctx_, call); }
 void WebGpuBackend::search_sorted(const SearchSortedCall& call) { run_search_sorted(ctx_, call); }
+void WebGpuBackend::index_gather(const GatherCall& call) { run_index_gather(ctx_, call); }
+void WebGpuBackend::index_scatter(const ScatterCall& call) { run_index_scatter(ctx_, call); }
 
 Backend& webgpu_backend(int index) {
   Context& ctx = Context::get(index);

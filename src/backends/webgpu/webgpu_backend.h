@@ -43,6 +43,8 @@ class WebGpuBackend final : public Backend {
   void bias_activation_bwd(const BiasActBwdCall& call) override;
   void sort_rows(const SortCall& call) override;
   void search_sorted(const SearchSortedCall& call) override;
+  void index_gather(const GatherCall& call) override;
+  void index_scatter(const ScatterCall& call) override;
 
  private:
   Context& ctx_;
