@@ -2,11 +2,15 @@
 """Derives the constants of the special functions (src/math/special_coefficients.h) with
 mpmath and prints the header: Taylor coefficients of lgamma about 2 and of digamma about
 its positive root, the Bernoulli-number coefficients of the Stirling and digamma
-asymptotic series and of the Euler-Maclaurin tail of the Hurwitz zeta function. Each
-series is cut where its next term falls below 2^-60 of the value on its interval.
+asymptotic series and of the Euler-Maclaurin tail of the Hurwitz zeta function, the nodes
+of the Bessel quadratures, and (from gammainc_temme_coefficients.py) the coefficients of
+Temme's expansion of the incomplete gamma functions. Each series is cut where its next term
+falls below 2^-60 of the value on its interval.
 
 Run: /usr/bin/python3 scripts/special_coefficients.py > src/math/special_coefficients.h"""
 import mpmath as mp
+
+import gammainc_temme_coefficients as temme
 
 mp.mp.dps = 60
 CUT = mp.mpf(2) ** -60
@@ -103,6 +107,19 @@ def main():
     h, m = mp.mpf(3) / 20, 32
     arr('kBesselKNode', [mp.cosh(j * h) - 1 for j in range(1, m)],
         f'cosh(j h) - 1, h = 3/20, j = 1..{m - 1}')
+
+    # Temme's expansion of Q(a, x) for large a: C_k(eta) = sum_n d[k][n] eta^n, rows padded
+    # with zeros to one length; the first kGammaincTemmeTerms[k] of row k are its series.
+    rows = temme.temme_table()
+    width = max(len(r) for r in rows)
+    print(f'// Temme\'s C_k(eta), k = 0..{len(rows) - 1}, as power series in eta, cut for '
+          f'a >= {temme.A_MIN}, |eta| <= {temme.ETA_MAX}')
+    print(f'inline constexpr double kGammaincTemmeMinA = {float(temme.A_MIN)!r};')
+    print(f'inline constexpr double kGammaincTemmeMaxEta = {float(temme.ETA_MAX)!r};')
+    print('inline constexpr int kGammaincTemmeTerms[] = {'
+          + ', '.join(str(len(r)) for r in rows) + '};')
+    body = ',\n    '.join('{' + ',\n     '.join(repr(float(v)) for v in r) + '}' for r in rows)
+    print(f'inline constexpr double kGammaincTemme[][{width}] = {{\n    {body}}};')
 
     print('\n}  // namespace numr::math::special_coef')
 

@@ -6,6 +6,7 @@
 // gradient, second derivatives made of these ops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -197,6 +198,66 @@ TEST(SpecialFunctions, MatchesMpmathTable) {
       }
       std::printf("%-10s %s max %.2f ulp at (%g, %g)\n", fn.c_str(), f32 ? "F32" : "F64", worst,
                   at_a, at_b);
+    }
+  }
+}
+
+// gammainc and gammaincc for large a (tests/data/gammainc_large_a_oracle.inc, from
+// scripts/special_table.py): x = a + k sqrt(a) and the tails, near x = a by Temme's
+// expansion, farther by the series and continued fraction. A tail value about e^-w, w = a
+// (x/a - 1 - log(x/a)), inherits the rounding of its exponent w, about |log| of the result:
+// the bounds are in ulp per unit of |log result|, and a fixed number of ulp where that is
+// below 1. Beyond |x/a - 1| = 1/4 the exponent itself is formed with cancellation.
+const OracleRow kGammaincLargeA[] = {
+#include "data/gammainc_large_a_oracle.inc"
+};
+struct LogBound {
+  double ulp, ulp_per_log;  // |error| <= max(ulp, ulp_per_log * |log result|) ulp
+};
+// The measured maxima over the table, rounded up: {near, far} for F64, then F32.
+const LogBound kGammaincLargeABounds[2][2] = {{{1.5, 2.5}, {0.5, 7.0}}, {{1.5, 2.5}, {0.5, 2.5}}};
+
+TEST(SpecialFunctions, IncompleteGammaLargeA) {
+  for (const std::string fn : {"gammainc", "gammaincc"}) {
+    std::vector<const OracleRow*> rows;
+    for (const OracleRow& r : kGammaincLargeA)
+      if (r.fn == fn) rows.push_back(&r);
+    ASSERT_GT(rows.size(), 100u);
+    std::vector<double> a, x;
+    for (const OracleRow* r : rows) a.push_back(r->a), x.push_back(r->b);
+    const Shape shape{int64_t(rows.size())};
+    // -1: the float64 reference formula (math::gammainc) itself; 0: F64; 1: F32.
+    for (const int which : {-1, 0, 1}) {
+      const bool f32 = which == 1;
+      const char* name = which < 0 ? "reference" : f32 ? "F32" : "F64";
+      std::vector<double> got(rows.size());
+      if (which < 0) {
+        for (size_t i = 0; i < rows.size(); ++i) got[i] = reference(fn, a[i], x[i], 0);
+      } else {
+        const DType t = f32 ? DType::F32 : DType::F64;
+        const Tensor ta = Tensor::from_vector(a, shape).cast(t);
+        const Tensor tx = Tensor::from_vector(x, shape).cast(t);
+        got = apply(fn, ta, tx, ta).cast(DType::F64).to_vector<double>();
+      }
+      double worst[2] = {0, 0}, worst_per_log[2] = {0, 0};  // near, far
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const long double want = rows[i]->value;
+        const int far = std::fabs(x[i] - a[i]) > a[i] / 4;
+        const LogBound bound = kGammaincLargeABounds[f32][far];
+        const double e = ulp_error(got[i], want, f32 ? 24 : 53, f32 ? -126 : -1022, f32);
+        const double log_want = want > 0 ? std::fabs(static_cast<double>(std::log(want))) : 0;
+        EXPECT_LE(e, std::max(bound.ulp, bound.ulp_per_log * log_want))
+            << fn << "(" << a[i] << ", " << x[i] << ") in " << name << " = " << got[i] << ", want "
+            << static_cast<double>(want);
+        if (log_want <= 1)
+          worst[far] = std::max(worst[far], e);
+        else
+          worst_per_log[far] = std::max(worst_per_log[far], e / log_want);
+      }
+      std::printf(
+          "%-10s large a, %-9s: max %.2f ulp where |log| <= 1, else %.2f ulp per |log| "
+          "(|x/a - 1| <= 1/4); beyond, %.2f and %.2f\n",
+          fn.c_str(), name, worst[0], worst_per_log[0], worst[1], worst_per_log[1]);
     }
   }
 }

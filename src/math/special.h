@@ -19,11 +19,11 @@ inline constexpr double kPi = 3.141592653589793;
 inline constexpr double kLogPi = 1.1447298858494002;
 inline constexpr double kInf = __builtin_inf();
 
-// sum c[i] x^i.
+// sum c[i] x^i, over the first n of c where given (a row of a zero-padded table).
 template <class T, int N>
-T horner(const T& x, const double (&c)[N]) {
-  T p = T(c[N - 1]);
-  for (int i = N - 2; i >= 0; --i) p = p * x + T(c[i]);
+T horner(const T& x, const double (&c)[N], int n = N) {
+  T p = T(c[n - 1]);
+  for (int i = n - 2; i >= 0; --i) p = p * x + T(c[i]);
   return p;
 }
 
@@ -516,15 +516,19 @@ T bessel_k1(T x) {
 namespace special {
 
 // The trip count of the series and continued fractions: enough for a (and b) up to a few
-// hundred (docs/semantics.md).
+// hundred near the mean (docs/semantics.md); larger a there takes Temme's expansion.
 inline constexpr int kIncompleteTerms = 256;
 
 // log(1 + t) - t, for |t| < 0.3 from its series (the difference cancels there).
 template <class T>
-T log1pmx(const T& t) {
+T log1pmx_series(const T& t) {
   T p = T(0);
   for (int k = 32; k >= 2; --k) p = p * t + T(((k % 2 == 0) ? -1.0 : 1.0) / k);
-  return select(fabs(t) < T(0.3), p * t * t, log1p(t) - t);
+  return p * t * t;
+}
+template <class T>
+T log1pmx(const T& t) {
+  return select(fabs(t) < T(0.3), log1pmx_series(t), log1p(t) - t);
 }
 // x^a e^-x / gamma(a) for a > 0, x > 0: the factors themselves while they are finite and
 // not zero; else from 10 on as sqrt(a / 2 pi) e^(a log1pmx((x - a) / a) - stirling(a))
@@ -542,13 +546,32 @@ T gammainc_prefactor(const T& a, const T& x) {
   const T via_logs = select(a >= T(10), large, exp(a * log(x) - x - lgamma(a)));
   return select((direct - direct == T(0)) & (direct != T(0)), direct, via_logs);
 }
-// P(a, x) and Q(a, x) for a > 0, x > 0: below x = a + 1 the series
-// P = x^a e^-x / gamma(a + 1) sum_n x^n / ((a + 1) ... (a + n)), else Legendre's continued
-// fraction for Q; the other one as the complement.
 template <class T>
 struct GammaInc {
   T p, q;
 };
+// Temme's uniform expansion for large a, given l = eta^2 / 2 = lambda - 1 - log(lambda),
+// lambda = x / a: Q = erfc(z) / 2 + r, P = erfc(-z) / 2 - r with z = sign(x - a) sqrt(w),
+// w = a l, r = e^-w / sqrt(2 pi a) sum_k C_k(eta) a^-k
+// (scripts/gammainc_temme_coefficients.py).
+template <class T>
+GammaInc<T> gammainc_temme(const T& a, const T& x, const T& l) {
+  const T ai = T(1) / a;
+  const T w = a * l;
+  const T eta = select(x < a, -sqrt(T(2) * l), sqrt(T(2) * l));
+  const int k_terms = int(sizeof(special_coef::kGammaincTemmeTerms) / sizeof(int));
+  T s = T(0);
+  for (int k = k_terms - 1; k >= 0; --k)
+    s = s * ai + horner(eta, special_coef::kGammaincTemme[k], special_coef::kGammaincTemmeTerms[k]);
+  const T r = exp(-w) * sqrt(ai * T(0.5 / kPi)) * s;
+  // erfc(|z|) once; erfc(-|z|) = 2 - erfc(|z|) loses nothing (it lies in [1, 2]).
+  const T e = erfc(sqrt(w));
+  const T e_neg = T(2) - e;
+  return {T(0.5) * select(x < a, e, e_neg) - r, T(0.5) * select(x < a, e_neg, e) + r};
+}
+// P(a, x) and Q(a, x) for a > 0, x > 0: for large a near x = a, Temme's expansion; else
+// below x = a + 1 the series P = x^a e^-x / gamma(a + 1) sum_n x^n / ((a + 1) ... (a + n)),
+// above Legendre's continued fraction for Q; the other one as the complement.
 template <class T>
 GammaInc<T> gammainc_pq(const T& a, const T& x) {
   const T pre = gammainc_prefactor(a, x);
@@ -578,7 +601,16 @@ GammaInc<T> gammainc_pq(const T& a, const T& x) {
   const T qs = -expm1(lg) + exp(lg) * a * tail;
   const auto series = x < a + T(1);
   const auto small_a = (a <= T(1)) & series;
-  return {select(series, ps, T(1) - qc), select(small_a, qs, select(series, T(1) - ps, qc))};
+  // Temme's expansion where its table holds, |eta| <= kGammaincTemmeMaxEta (within
+  // |lambda - 1| < 0.3, where log1pmx is its series).
+  const T u = (x - a) / a;
+  const T l = -log1pmx_series(u);
+  const double max_eta = special_coef::kGammaincTemmeMaxEta;
+  const auto temme = (a >= T(special_coef::kGammaincTemmeMinA)) & (fabs(u) < T(0.3)) &
+                     (l <= T(0.5 * max_eta * max_eta));
+  const GammaInc<T> tm = gammainc_temme(a, x, l);
+  return {select(temme, tm.p, select(series, ps, T(1) - qc)),
+          select(temme, tm.q, select(small_a, qs, select(series, T(1) - ps, qc)))};
 }
 // The domain's edges: NaN outside a > 0, x >= 0 (and for NaN), 0 at x = 0, 1 at x = inf
 // and at a = 0 (lower; the upper mirrored).
