@@ -217,6 +217,7 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
 std::string Shader::finish() const {
   std::string s = "var<private> numr_zero: u32;\n";
   if (body_.text().find("numr_i64_") != std::string::npos) s += wgsl::i64_functions();
+  if (body_.text().find("numr_f32_div(") != std::string::npos) s += wgsl::f32_functions();
   s += "@group(0) @binding(0) var<storage, read> P: array<u32>;\n";
   s += decls_;
   if (half_) s += kHalfFunctions;

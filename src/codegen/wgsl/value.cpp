@@ -26,6 +26,44 @@ const char* type_name(Type t) {
   return "?";
 }
 
+// WGSL's x / y is only promised to 2.5 ulp, and only for |y| in [2^-126, 2^126]; a device
+// that flushes subnormals loses x / y outright where 1 / y is one. So the operands are
+// scaled by powers of two until x, y, the quotient q and their halves stay normal, and q is
+// corrected once by the residual x - q y, which Dekker's product over 12-bit halves gives
+// exactly without relying on a fused fma. Where q is 0 or the step is not finite, q stands.
+const char* f32_functions() {
+  return R"(fn numr_f32_hi(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0xfffff000u); }
+fn numr_f32_sub(x: f32, y: f32) -> f32 { return x - bitcast<f32>(bitcast<u32>(y) + numr_zero); }
+fn numr_f32_div(x: f32, y: f32) -> f32 {
+  let ax = bitcast<u32>(x) & 0x7fffffffu;
+  let ay = bitcast<u32>(y) & 0x7fffffffu;
+  let tiny_x = ax < 0x21800000u;
+  let tiny_y = ay < 0x21800000u;
+  let big_y = ay > 0x7e800000u;
+  var a = select(x, x * 0x1p64f, tiny_x);
+  var b = select(y, y * 0x1p64f, tiny_y);
+  b = select(b, b * 0x1p-64f, big_y);
+  let small_q = (bitcast<u32>(a / b) & 0x7fffffffu) < 0x0d800000u;
+  a = select(a, a * 0x1p64f, small_q);
+  let q = a / b;
+  let qh = numr_f32_hi(q);
+  let ql = numr_f32_sub(q, qh);
+  let bh = numr_f32_hi(b);
+  let bl = numr_f32_sub(b, bh);
+  let p = q * b;
+  let e = ((numr_f32_sub(qh * bh, p) + qh * bl) + ql * bh) + ql * bl;
+  let c = q + numr_f32_sub(numr_f32_sub(a, p), e) / b;
+  let inf = 0x7f800000u;
+  let fix = q != 0.0 && (bitcast<u32>(q) & inf) != inf && (bitcast<u32>(c) & inf) != inf;
+  // Back by the scales: 2^64 up or up to three 2^-64 down, never both.
+  var r = select(q, c, fix) * select(1.0, 0x1p64f, tiny_y && !tiny_x);
+  r = r * select(1.0, 0x1p-64f, tiny_x && !tiny_y);
+  r = r * select(1.0, 0x1p-64f, big_y);
+  return r * select(1.0, 0x1p-64f, small_q);
+}
+)";
+}
+
 // An i64 is (low word, high word). Sums and products wrap; the low 64 bits of a product
 // are the same for signed and unsigned operands, so one multiply serves both.
 const char* i64_functions() {
@@ -278,6 +316,8 @@ Value operator*(const Value& a, const Value& b) {
 }
 Value operator/(const Value& a, const Value& b) {
   if (a.type() == Type::i64) no_i64("/");
+  if (a.type() == Type::f32)
+    return Value::let(a.type(), "numr_f32_div(" + a.str() + ", " + b.str() + ")");
   return binary(a, b, "/");
 }
 Value operator-(const Value& a) {

@@ -18,7 +18,8 @@
 // (`x != x`, the formulas' NaN test, is one), `x - x` subtracts a value the compiler cannot
 // see is x, and infinities and NaN constants are made at run time (a constant expression
 // may not hold them). The module must define `numr_zero`, a u32 zero the compiler cannot
-// know (Shader reads it from the parameters), and i64_functions() where an i64 Value is used.
+// know (Shader reads it from the parameters), i64_functions() where an i64 Value is used
+// and f32_functions() where an f32 is divided.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,8 @@ enum class Type { f32, i32, u32, i64 };
 const char* type_name(Type t);
 // The WGSL functions an i64 Value's operations call (all named numr_i64_*).
 const char* i64_functions();
+// The WGSL function an f32 Value's division calls (numr_f32_div).
+const char* f32_functions();
 
 // The statements of a shader function under construction.
 class Body {
