@@ -25,31 +25,13 @@
 #include "numr/numr.h"
 #include "support/cuda_test.h"
 #include "support/ptxas.h"
+#include "support/same_bits.h"
 
 namespace numr {
 namespace {
 
 constexpr DType kNumeric[] = {DType::F64, DType::F32, DType::F16, DType::BF16,
                               DType::I64, DType::I32, DType::U8};
-
-// Equal shapes and dtypes and the same bytes in every element.
-void expect_bits(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  visit_dtype(want.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      const std::vector<T> g = got.to(Device::cpu()).contiguous().template to_vector<T>();
-      const std::vector<T> w = want.contiguous().template to_vector<T>();
-      for (size_t i = 0; i < w.size(); ++i)
-        if (std::memcmp(&g[i], &w[i], sizeof(T)) != 0) {
-          ADD_FAILURE() << what << ": element " << i << " of " << w.size() << " differs ("
-                        << double(g[i]) << " on CUDA, " << double(w[i]) << " on the CPU)";
-          return;
-        }
-    }
-  });
-}
 
 // [rows, n] of dtype t on the CPU: values drawn from `spread` integers around 0 (few
 // distinct values when spread is small, so ties are many), with specials for floats (NaN
@@ -116,15 +98,15 @@ void expect_sorts_match(const Tensor& x, Device gpu, const std::vector<int64_t>&
   for (bool desc : {false, true}) {
     const std::string w = what + (desc ? " descending" : " ascending");
     const SortResult got = sort(xg, -1, desc), want = sort(x, -1, desc);
-    expect_bits(got.values, want.values, w + " values");
-    expect_bits(got.indices, want.indices, w + " indices");
-    expect_bits(argsort(xg, -1, desc), want.indices, w + " argsort");
+    test::expect_same_bits(got.values, want.values, w + " values");
+    test::expect_same_bits(got.indices, want.indices, w + " indices");
+    test::expect_same_bits(argsort(xg, -1, desc), want.indices, w + " argsort");
     for (int64_t k : ks) {
       const std::string wk =
           what + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest");
       const SortResult tg = topk(xg, k, -1, desc), tw = topk(x, k, -1, desc);
-      expect_bits(tg.values, tw.values, wk + " values");
-      expect_bits(tg.indices, tw.indices, wk + " indices");
+      test::expect_same_bits(tg.values, tw.values, wk + " values");
+      test::expect_same_bits(tg.indices, tw.indices, wk + " indices");
     }
   }
 }
@@ -173,12 +155,12 @@ TEST(CudaSort, OtherDimsAndViewsMatchCpu) {
     for (bool desc : {false, true}) {
       const std::string w = "dim " + std::to_string(dim) + (desc ? " descending" : "");
       const SortResult got = sort(x.to(gpu), dim, desc), want = sort(x, dim, desc);
-      expect_bits(got.values, want.values, w + " values");
-      expect_bits(got.indices, want.indices, w + " indices");
+      test::expect_same_bits(got.values, want.values, w + " values");
+      test::expect_same_bits(got.indices, want.indices, w + " indices");
       const Tensor xt = x.transpose(0, 1);
       const SortResult gt = sort(x.to(gpu).transpose(0, 1), dim, desc), wt = sort(xt, dim, desc);
-      expect_bits(gt.values, wt.values, w + " transposed values");
-      expect_bits(gt.indices, wt.indices, w + " transposed indices");
+      test::expect_same_bits(gt.values, wt.values, w + " transposed values");
+      test::expect_same_bits(gt.indices, wt.indices, w + " transposed indices");
     }
 }
 
@@ -186,8 +168,8 @@ TEST(CudaSort, SortedTwiceIsTheSame) {
   REQUIRE_CUDA();
   const Tensor x = make_rows(3, 70000, DType::F32, 20, 5).to(Device::cuda(0));
   const SortResult a = sort(x, -1, true), b = sort(x, -1, true);
-  expect_bits(a.values, b.values.to(Device::cpu()), "values");
-  expect_bits(a.indices, b.indices.to(Device::cpu()), "indices");
+  test::expect_same_bits(a.values, b.values.to(Device::cpu()), "values");
+  test::expect_same_bits(a.indices, b.indices.to(Device::cpu()), "indices");
 }
 
 TEST(CudaSearchSorted, BothSidesMatchCpu) {
@@ -205,13 +187,14 @@ TEST(CudaSearchSorted, BothSidesMatchCpu) {
         const std::string w = std::string(dtype_name(t)) + " seq [" + std::to_string(rows) + ", " +
                               std::to_string(n) + "] m " + std::to_string(m) +
                               (right ? " right" : " left");
-        expect_bits(searchsorted(seq.to(gpu), v.to(gpu), right), searchsorted(seq, v, right), w);
+        test::expect_same_bits(searchsorted(seq.to(gpu), v.to(gpu), right),
+                               searchsorted(seq, v, right), w);
       }
       // A 1-D sequence with values of any shape.
       const Tensor seq1 = seq.narrow(0, 0, 1).reshape(Shape{n});
       const Tensor v2 = v.reshape(Shape{rows * m}).narrow(0, 0, m).reshape(Shape{1, m});
-      expect_bits(searchsorted(seq1.to(gpu), v2.to(gpu)), searchsorted(seq1, v2),
-                  std::string(dtype_name(t)) + " 1-D sequence");
+      test::expect_same_bits(searchsorted(seq1.to(gpu), v2.to(gpu)), searchsorted(seq1, v2),
+                             std::string(dtype_name(t)) + " 1-D sequence");
     }
 }
 

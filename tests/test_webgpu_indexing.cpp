@@ -22,6 +22,7 @@
 #include "core/backend.h"
 #include "core/composition.h"
 #include "numr/numr.h"
+#include "support/same_bits.h"
 #include "support/webgpu_device.h"
 
 namespace numr {
@@ -34,27 +35,6 @@ namespace {
 const Device kGpu = Device::webgpu(0);
 constexpr DType kStored[] = {DType::F32, DType::F16, DType::BF16, DType::I64,
                              DType::I32, DType::U8,  DType::Bool};
-
-// Equal shapes and dtypes and the same bytes in every element (Bool compared as its bytes).
-void expect_bits(const Tensor& got, const Tensor& want, const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  const Tensor g0 = got.to(Device::cpu()).contiguous(), w0 = want.to(Device::cpu()).contiguous();
-  const bool b = want.dtype() == DType::Bool;
-  const Tensor g = b ? g0.cast(DType::U8) : g0, w = b ? w0.cast(DType::U8) : w0;
-  visit_dtype(w.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      const std::vector<T> gv = g.template to_vector<T>(), wv = w.template to_vector<T>();
-      for (size_t i = 0; i < wv.size(); ++i)
-        if (std::memcmp(&gv[i], &wv[i], sizeof(T)) != 0) {
-          ADD_FAILURE() << what << ": element " << i << " of " << wv.size() << " differs ("
-                        << double(gv[i]) << " on WebGPU, " << double(wv[i]) << " on the CPU)";
-          return;
-        }
-    }
-  });
-}
 
 // A CPU tensor of dtype t whose elements are random bits (floats: every class of value,
 // NaN payloads included; Bool: 0 or 1).
@@ -98,7 +78,7 @@ template <class F>
 void expect_same(const std::string& what, F f, const std::vector<Tensor>& cpu_inputs) {
   std::vector<Tensor> gpu;
   for (const Tensor& t : cpu_inputs) gpu.push_back(t.to(kGpu));
-  expect_bits(f(gpu), f(cpu_inputs), what);
+  test::expect_same_bits(f(gpu), f(cpu_inputs), what);
 }
 
 TEST(WebGpuIndexing, KernelsAreDeclaredAndRun) {
@@ -108,25 +88,16 @@ TEST(WebGpuIndexing, KernelsAreDeclaredAndRun) {
   EXPECT_FALSE(be.supports(OpId::gather, DType::F64));
   const Tensor x = random_bits({4, 3}, DType::F32, 1).to(kGpu);
   const Tensor i = random_index({4, 3}, 4, 2).to(kGpu);
-  const PathCounts before = path_counts(OpId::gather);
-  (void)gather(x, 0, i);
-  (void)embedding_lookup(x, i);
-  const PathCounts after = path_counts(OpId::gather);
-  EXPECT_EQ(after.kernel, before.kernel + 2);
-  EXPECT_EQ(after.composed, before.composed);
+  test::expect_kernel_runs(OpId::gather, 2, [&] {
+    (void)gather(x, 0, i);
+    (void)embedding_lookup(x, i);
+  });
   for (DType t : kStored) EXPECT_TRUE(be.supports(OpId::scatter, t)) << dtype_name(t);
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::U8})
     EXPECT_TRUE(be.supports(OpId::scatter_reduce, t)) << dtype_name(t);
-  for (OpId op : {OpId::scatter, OpId::scatter_reduce}) {
-    const PathCounts b0 = path_counts(op);
-    if (op == OpId::scatter)
-      (void)scatter(x, 0, i, x);
-    else
-      (void)scatter_reduce(x, 0, i, x, ScatterReduce::Sum);
-    const PathCounts a0 = path_counts(op);
-    EXPECT_EQ(a0.kernel, b0.kernel + 1) << op_name(op);
-    EXPECT_EQ(a0.composed, b0.composed) << op_name(op);
-  }
+  test::expect_kernel_runs(OpId::scatter, 1, [&] { (void)scatter(x, 0, i, x); });
+  test::expect_kernel_runs(OpId::scatter_reduce, 1,
+                           [&] { (void)scatter_reduce(x, 0, i, x, ScatterReduce::Sum); });
 }
 
 // Gathers along each dim of x plain, transposed and narrowed to an offset, with indexes
@@ -166,7 +137,7 @@ TEST(WebGpuIndexing, GatherEveryDtypeAndLayoutMatchesCpu) {
           const std::string what = std::string(dtype_name(t)) + " " + xn + " dim " +
                                    std::to_string(d) + " index " + shape_str(ic.shape()) +
                                    (k == 1 ? " strided" : "");
-          expect_bits(gather(xg, d, ig), gather(x, d, ic), what);
+          test::expect_same_bits(gather(xg, d, ig), gather(x, d, ic), what);
         }
       }
   }
@@ -237,8 +208,9 @@ TEST(WebGpuIndexing, ScatterEveryOpDtypeAndLayoutMatchesCpu) {
                                    (k == 1 ? " strided" : "");
           {
             const Tensor src = random_bits(shape, t, ++seed);
-            expect_bits(scatter(view(base_bits.to(kGpu)), d, tv(ib.to(kGpu)), tv(src.to(kGpu))),
-                        scatter(view(base_bits), d, tv(ib), tv(src)), what + " assign");
+            test::expect_same_bits(
+                scatter(view(base_bits.to(kGpu)), d, tv(ib.to(kGpu)), tv(src.to(kGpu))),
+                scatter(view(base_bits), d, tv(ib), tv(src)), what + " assign");
           }
           if (!numeric) continue;
           for (ScatterReduce r : {ScatterReduce::Sum, ScatterReduce::Prod, ScatterReduce::Mean,
@@ -249,7 +221,7 @@ TEST(WebGpuIndexing, ScatterEveryOpDtypeAndLayoutMatchesCpu) {
             const Tensor src = reduce_values(shape, t, nan, ++seed);
             const Tensor x = nan ? base_red : reduce_values({6, 7, 9}, t, false, ++seed);
             for (bool self : {true, false})
-              expect_bits(
+              test::expect_same_bits(
                   scatter_reduce(view(x.to(kGpu)), d, tv(ib.to(kGpu)), tv(src.to(kGpu)), r, self),
                   scatter_reduce(view(x), d, tv(ib), tv(src), r, self),
                   what + " " + reduce_name(r) + (self ? "" : " without self"));
@@ -271,16 +243,17 @@ TEST(WebGpuIndexing, ScatterDuplicatesFollowTheOrderOfJ) {
   const Tensor idx = random_index({2000, 4}, 3, 6);
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     const Tensor s = src.cast(t), x = zeros({3, 4}, t);
-    expect_bits(scatter(x.to(kGpu), 0, idx.to(kGpu), s.to(kGpu)), scatter(x, 0, idx, s),
-                std::string(dtype_name(t)) + " assign");
-    expect_bits(scatter_reduce(x.to(kGpu), 0, idx.to(kGpu), s.to(kGpu), ScatterReduce::Sum),
-                scatter_reduce(x, 0, idx, s, ScatterReduce::Sum),
-                std::string(dtype_name(t)) + " sum");
+    test::expect_same_bits(scatter(x.to(kGpu), 0, idx.to(kGpu), s.to(kGpu)), scatter(x, 0, idx, s),
+                           std::string(dtype_name(t)) + " assign");
+    test::expect_same_bits(
+        scatter_reduce(x.to(kGpu), 0, idx.to(kGpu), s.to(kGpu), ScatterReduce::Sum),
+        scatter_reduce(x, 0, idx, s, ScatterReduce::Sum), std::string(dtype_name(t)) + " sum");
   }
   // The same call twice gives the same bits.
   const Tensor xg = zeros({3, 4}, DType::F32).to(kGpu);
-  expect_bits(scatter_reduce(xg, 0, idx.to(kGpu), src.to(kGpu), ScatterReduce::Sum),
-              scatter_reduce(xg, 0, idx.to(kGpu), src.to(kGpu), ScatterReduce::Sum), "repeat");
+  test::expect_same_bits(scatter_reduce(xg, 0, idx.to(kGpu), src.to(kGpu), ScatterReduce::Sum),
+                         scatter_reduce(xg, 0, idx.to(kGpu), src.to(kGpu), ScatterReduce::Sum),
+                         "repeat");
 }
 
 // index_put, put and bincount reach index_scatter through scatter and scatter_reduce.
@@ -340,8 +313,8 @@ TEST(WebGpuIndexing, EmbeddingSizedLookupMatchesCpu) {
   REQUIRE_WEBGPU();
   const Tensor w = random_bits({86, 128}, DType::F32, 7);
   const Tensor tok = random_index({8, 512}, 86, 8);
-  expect_bits(embedding_lookup(w.to(kGpu), tok.to(kGpu)), embedding_lookup(w, tok),
-              "embedding [8, 512] of [86, 128]");
+  test::expect_same_bits(embedding_lookup(w.to(kGpu), tok.to(kGpu)), embedding_lookup(w, tok),
+                         "embedding [8, 512] of [86, 128]");
   // The gradient: index_put with accumulate of [4096, 128] rows into [86, 128].
   const Tensor wr = reduce_values({86, 128}, DType::F32, false, 9);
   const Tensor g = reduce_values({8, 512, 128}, DType::F32, false, 10);
@@ -350,7 +323,7 @@ TEST(WebGpuIndexing, EmbeddingSizedLookupMatchesCpu) {
     const Var loss = (embedding_lookup(wv, tok.to(dev)) * Var(g.to(dev))).sum();
     return backward(loss)[wv];
   };
-  expect_bits(grad(kGpu), grad(Device::cpu()), "embedding gradient");
+  test::expect_same_bits(grad(kGpu), grad(Device::cpu()), "embedding gradient");
 }
 
 }  // namespace
