@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -344,6 +345,39 @@ TEST(GradSpecialFunctions, LimitsAtZero) {
   EXPECT_DOUBLE_EQ(d0(bessel_i1e), 0.5);
   EXPECT_DOUBLE_EQ(d0(ellipk), std::numbers::pi / 8);
   EXPECT_DOUBLE_EQ(d0(ellipe), -std::numbers::pi / 8);
+}
+
+// math/control.h on double: the loop stops at the first step after which done holds (and at
+// max_n when it never does), and a path no lane needs is not run.
+TEST(SpecialFunctions, ControlStopsWhenConverged) {
+  int steps = 0;
+  std::array<double, 2> v{1.0, 1.0};  // the terms and sum of 1 + 1/2 + 1/4 + ...
+  math::iterate_until(
+      100, v,
+      [&](double n, std::array<double, 2>& s) {
+        ++steps;
+        EXPECT_EQ(n, double(steps));
+        s[0] *= 0.5;
+        s[1] += s[0];
+      },
+      [](const std::array<double, 2>& s) { return s[0] <= 0x1p-55 * s[1]; });
+  EXPECT_EQ(steps, 54);  // the sum rounds to 2 at step 53, and 2^-54 <= 2^-55 * 2
+  EXPECT_EQ(v[1], 2.0);
+  steps = 0;
+  math::iterate_until(
+      7, v, [&](double, std::array<double, 2>&) { ++steps; },
+      [](const std::array<double, 2>&) { return false; });
+  EXPECT_EQ(steps, 7);
+  bool ran = false;
+  std::array<double, 1> r{3.0};
+  math::compute_where(false, r, [&](std::array<double, 1>& w) {
+    ran = true;
+    w[0] = 4.0;
+  });
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(r[0], 3.0);
+  math::compute_where(true, r, [&](std::array<double, 1>& w) { w[0] = 4.0; });
+  EXPECT_EQ(r[0], 4.0);
 }
 
 }  // namespace

@@ -72,8 +72,9 @@ TEST(WgslValue, TranscendentalsInstantiateTheSharedLibrary) {
   EXPECT_THROW(wgsl::exp(Value::named(Type::i32, "i")), BackendError);
 }
 
-// The special functions of fixed-count loops and selects render with WGSL's primitives
-// alone (a primitive WGSL lacks would throw), one `let` per operation.
+// The special functions render with WGSL's primitives alone (a primitive WGSL lacks would
+// throw), one `let` per operation; their loops and lazy paths (math/control.h) as `loop`s
+// that break once converged and `if`s over `var`s.
 TEST(WgslValue, SpecialFunctionsRender) {
   using F1 = Value (*)(Value);
   const F1 unary[] = {math::bessel_j0<Value>, math::bessel_j1<Value>,  math::bessel_y0<Value>,
@@ -93,6 +94,9 @@ TEST(WgslValue, SpecialFunctionsRender) {
   for (const Value& y : {math::gammainc(a, x), math::gammaincc(a, x), math::betainc(a, b, x)}) {
     EXPECT_TRUE(has(body.text(), "let " + y.str() + ": f32 = "));
   }
+  EXPECT_TRUE(has(body.text(), "loop {"));
+  EXPECT_TRUE(has(body.text(), ") { break; }"));
+  EXPECT_TRUE(has(body.text(), "var v"));
 }
 
 // I64 Values are word pairs whose operations call the emulation's functions; the integer

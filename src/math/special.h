@@ -1,12 +1,16 @@
 // The special functions (torch.special / scipy.special), written once over a number-like T
 // as the formulas of elementwise.h are: the same text is the float64 reference, the CPU's
 // SIMD kernels, the CUDA PTX and the WebGPU WGSL. Only + - * /, comparisons, select and
-// the primitives of scalar_double.h are used; every branch is a select and every loop has
-// a fixed trip count, so all lanes run the same instructions. The series and their
+// the primitives of scalar_double.h are used; short branches are selects, and the long
+// series, continued fractions and alternative paths go through math/control.h, which runs
+// them only in the lanes that need them and only until they have converged. The series and their
 // constants are derived in scripts/special_coefficients.py (special_coefficients.h).
 // Edge values follow PyTorch, else SciPy; docs/semantics.md lists the differences.
 #pragma once
 
+#include <array>
+
+#include "math/control.h"
 #include "math/namespace.h"
 #include "math/scalar_double.h"
 #include "math/special_coefficients.h"
@@ -77,10 +81,18 @@ GammaParts<T> gamma_parts(const T& y) {
 }
 template <class T>
 T lgamma_from_half(const T& y) {
-  const GammaParts<T> g = gamma_parts(y);
-  const T stirling = (y - T(0.5)) * log(y) - y + T(special_coef::kHalfLog2Pi) + g.stirling;
-  const T shifted = g.log_g2e + select(g.near1 != T(0), -log(y), log(g.prod));
-  return select(g.big != T(0), stirling, shifted);
+  const auto big = y >= T(10);
+  std::array<T, 1> r{T(0)};
+  compute_where(big, r, [&](std::array<T, 1>& v) {
+    const T yi = T(1) / y;
+    const T series = yi * horner(yi * yi, special_coef::kStirling);
+    v[0] = (y - T(0.5)) * log(y) - y + T(special_coef::kHalfLog2Pi) + series;
+  });
+  compute_where(!big, r, [&](std::array<T, 1>& v) {
+    const GammaParts<T> g = gamma_parts(y);
+    v[0] = g.log_g2e + select(g.near1 != T(0), -log(y), log(g.prod));
+  });
+  return r[0];
 }
 // gamma(y) from 10 on as sqrt(2 pi) y^(y - 1/2) e^-y e^series, the power split in two
 // halves around e^-y so no factor overflows before the result does.
@@ -100,16 +112,22 @@ T gamma_from_half(const T& y) {
 // float; elsewhere the asymptotic series at z = y + 10 >= 10 less 1/y + ... + 1/(y + 9).
 template <class T>
 T digamma_from_half(const T& y) {
-  const auto shift = y < T(10);
-  T acc = T(0);
-  for (int k = 0; k < 10; ++k) acc = acc + select(shift, T(1) / (y + T(k)), T(0));
-  const T z = select(shift, y + T(10), y);
-  const T zi = T(1) / z;
-  const T zi2 = zi * zi;
-  const T asym = log(z) - T(0.5) * zi - zi2 * horner(zi2, special_coef::kDigammaAsym);
   const T e = (y - T(special_coef::kDigammaRootHi)) - T(special_coef::kDigammaRootLo);
-  const T taylor = T(special_coef::kDigammaAtRoot) + e * horner(e, special_coef::kDigammaNearRoot);
-  return select(fabs(e) < T(0.3), taylor, asym - acc);
+  const auto near_root = fabs(e) < T(0.3);
+  std::array<T, 1> r{T(0)};
+  compute_where(near_root, r, [&](std::array<T, 1>& v) {
+    v[0] = T(special_coef::kDigammaAtRoot) + e * horner(e, special_coef::kDigammaNearRoot);
+  });
+  compute_where(!near_root, r, [&](std::array<T, 1>& v) {
+    const auto shift = y < T(10);
+    T acc = T(0);
+    for (int k = 0; k < 10; ++k) acc = acc + select(shift, T(1) / (y + T(k)), T(0));
+    const T z = select(shift, y + T(10), y);
+    const T zi = T(1) / z;
+    const T zi2 = zi * zi;
+    v[0] = log(z) - T(0.5) * zi - zi2 * horner(zi2, special_coef::kDigammaAsym) - acc;
+  });
+  return r[0];
 }
 
 // ---- Bessel functions ----
@@ -149,35 +167,37 @@ struct BesselJY {
 };
 template <class T>
 BesselJY<T> bessel_jy(const T& x) {
+  using V4 = std::array<T, 4>;
   const auto big = x > T(20);
-  const T xs = select(big, T(1), x);
-  T c0 = T(0), s1 = T(0), cy = T(0), sy = T(0);
-  constexpr int kNodes = sizeof(special_coef::kBesselSin) / sizeof(double);
-  for (int j = 0; j < kNodes; ++j) {
-    const T a = xs * T(special_coef::kBesselSin[j]);
-    const T c = cos(a), s = sin(a);
-    c0 = c0 + c;
-    s1 = s1 + T(special_coef::kBesselSin[j]) * s;
-    cy = cy + T(special_coef::kBesselY0Weight[j]) * c;
-    sy = sy + T(special_coef::kBesselY1Weight[j]) * s;
-  }
-  const T inv_n = T(1.0 / kNodes);
-  const T j0s = c0 * inv_n, j1s = s1 * inv_n;
-  const T l = log(xs * T(0.5)) + T(kEulerGamma);
-  const T y0s = T(2 / kPi) * l * j0s + cy * inv_n;
-  const T y1s = T(2 / kPi) * (l * j1s - j0s / xs) + sy * inv_n;
-
-  const T xb = select(big, x, T(20));
-  const HankelPQ<T> h0 = hankel_pq(xb, 0.0), h1 = hankel_pq(xb, 4.0);
-  const T amp = sqrt(T(2 / kPi) / xb) * T(kFracSqrt1_2);
-  const T c = cos(xb), s = sin(xb);
-  const T cps = c + s, smc = s - c;  // sqrt 2 cos(x - pi/4), sqrt 2 sin(x - pi/4)
-  const T j0a = amp * (h0.p * cps - h0.q * smc);
-  const T y0a = amp * (h0.p * smc + h0.q * cps);
-  const T j1a = amp * (h1.p * smc + h1.q * cps);  // chi = x - 3 pi/4
-  const T y1a = amp * (h1.q * smc - h1.p * cps);
-  return {select(big, j0a, j0s), select(big, j1a, j1s), select(big, y0a, y0s),
-          select(big, y1a, y1s)};
+  V4 r{T(0), T(0), T(0), T(0)};
+  compute_where(!big, r, [&](V4& v) {
+    const T xs = select(big, T(1), x);
+    T c0 = T(0), s1 = T(0), cy = T(0), sy = T(0);
+    constexpr int kNodes = sizeof(special_coef::kBesselSin) / sizeof(double);
+    for (int j = 0; j < kNodes; ++j) {
+      const T a = xs * T(special_coef::kBesselSin[j]);
+      const T c = cos(a), s = sin(a);
+      c0 = c0 + c;
+      s1 = s1 + T(special_coef::kBesselSin[j]) * s;
+      cy = cy + T(special_coef::kBesselY0Weight[j]) * c;
+      sy = sy + T(special_coef::kBesselY1Weight[j]) * s;
+    }
+    const T inv_n = T(1.0 / kNodes);
+    const T j0s = c0 * inv_n, j1s = s1 * inv_n;
+    const T l = log(xs * T(0.5)) + T(kEulerGamma);
+    v = {j0s, j1s, T(2 / kPi) * l * j0s + cy * inv_n,
+         T(2 / kPi) * (l * j1s - j0s / xs) + sy * inv_n};
+  });
+  compute_where(big, r, [&](V4& v) {
+    const T xb = select(big, x, T(20));
+    const HankelPQ<T> h0 = hankel_pq(xb, 0.0), h1 = hankel_pq(xb, 4.0);
+    const T amp = sqrt(T(2 / kPi) / xb) * T(kFracSqrt1_2);
+    const T c = cos(xb), s = sin(xb);
+    const T cps = c + s, smc = s - c;  // sqrt 2 cos(x - pi/4), sqrt 2 sin(x - pi/4)
+    v = {amp * (h0.p * cps - h0.q * smc), amp * (h1.p * smc + h1.q * cps),  // j1: x - 3 pi/4
+         amp * (h0.p * smc + h0.q * cps), amp * (h1.q * smc - h1.p * cps)};
+  });
+  return {r[0], r[1], r[2], r[3]};
 }
 
 // I0 and I1 of x >= 0 as parts: their power series below 20 (all terms positive), and
@@ -190,28 +210,40 @@ struct BesselI {
 };
 template <class T>
 BesselI<T> bessel_i(const T& x) {
+  using V4 = std::array<T, 4>;
   const auto small = x <= T(20);
   const T xs = select(small, x, T(20));
   const T q = xs * xs * T(0.25);
-  T t0 = T(1), t1 = T(1), s0 = T(1), s1 = T(1);
-  for (int k = 1; k <= 48; ++k) {
-    t0 = t0 * q * T(1.0 / (double(k) * k));
-    t1 = t1 * q * T(1.0 / (double(k) * (k + 1)));
-    s0 = s0 + t0;
-    s1 = s1 + t1;
-  }
-  const T xb = select(small, T(20), x);
-  const T r = T(1) / (T(8) * xb);
-  T a0 = T(1), a1 = T(1), u0 = T(1), u1 = T(1);
-  for (int k = 1; k <= 24; ++k) {
-    const double odd2 = double((2 * k - 1) * (2 * k - 1));
-    u0 = u0 * r * T(odd2 / k);
-    u1 = u1 * r * T((odd2 - 4.0) / k);
-    a0 = a0 + u0;
-    a1 = a1 + u1;
-  }
-  const T amp = T(1) / sqrt(T(2 * kPi) * xb);
-  return {s0, T(0.5) * xs * s1, amp * a0, amp * a1, select(small, T(1), T(0))};
+  const T eps = convergence_eps<T>();
+  V4 sr{T(1), T(1), T(1), T(1)};  // the terms and sums of I0 and I1, to at most 48 terms
+  iterate_until(
+      48, sr,
+      [&](const T& k, V4& v) {
+        v[0] = v[0] * q * (T(1) / (k * k));
+        v[1] = v[1] * q * (T(1) / (k * (k + T(1))));
+        v[2] = v[2] + v[0];
+        v[3] = v[3] + v[1];
+      },
+      [&](const V4& v) {
+        const auto skip = !small;
+        return skip | ((v[0] <= eps * v[2]) & (v[1] <= eps * v[3]));
+      });
+  std::array<T, 2> as{T(0), T(0)};
+  compute_where(!small, as, [&](std::array<T, 2>& v) {
+    const T xb = select(small, T(20), x);
+    const T r = T(1) / (T(8) * xb);
+    T a0 = T(1), a1 = T(1), u0 = T(1), u1 = T(1);
+    for (int k = 1; k <= 24; ++k) {
+      const double odd2 = double((2 * k - 1) * (2 * k - 1));
+      u0 = u0 * r * T(odd2 / k);
+      u1 = u1 * r * T((odd2 - 4.0) / k);
+      a0 = a0 + u0;
+      a1 = a1 + u1;
+    }
+    const T amp = T(1) / sqrt(T(2 * kPi) * xb);
+    v = {amp * a0, amp * a1};
+  });
+  return {sr[2], T(0.5) * xs * sr[3], as[0], as[1], select(small, T(1), T(0))};
 }
 
 // K0 and K1 of x > 0: below 1 their series about 0 (with I0 and I1's), from 1 to 20 the
@@ -223,49 +255,58 @@ struct BesselK {
 };
 template <class T>
 BesselK<T> bessel_k(const T& x) {
+  using V2 = std::array<T, 2>;
   const auto small = x < T(1);
   const auto big = x > T(20);
+  V2 r{T(0), T(0)};
   // Series: K0 = -(log(x/2) + gamma) I0 + sum_k H_k q^k / k!^2, q = x^2 / 4, and
   // K1 = 1/x + log(x/2) I1 - (x/4) sum_k (H_k + H_(k+1) - 2 gamma) q^k / (k! (k+1)!).
-  const T xs = select(small, x, T(1));
-  const T q = xs * xs * T(0.25);
-  T t0 = T(1), t1 = T(1), i0 = T(1), i1 = T(1), h0 = T(0), h1 = T(1 - 2 * kEulerGamma);
-  double hk = 0;
-  for (int k = 1; k <= 20; ++k) {
-    hk += 1.0 / k;
-    t0 = t0 * q * T(1.0 / (double(k) * k));
-    t1 = t1 * q * T(1.0 / (double(k) * (k + 1)));
-    i0 = i0 + t0;
-    i1 = i1 + t1;
-    h0 = h0 + T(hk) * t0;
-    h1 = h1 + T(2 * hk + 1.0 / (k + 1) - 2 * kEulerGamma) * t1;
-  }
-  const T lx = log(xs * T(0.5));
-  const T k0s = h0 - (lx + T(kEulerGamma)) * i0;
-  const T k1s = T(1) / xs + lx * T(0.5) * xs * i1 - T(0.25) * xs * h1;
+  compute_where(small, r, [&](V2& v) {
+    const T xs = select(small, x, T(1));
+    const T q = xs * xs * T(0.25);
+    T t0 = T(1), t1 = T(1), i0 = T(1), i1 = T(1), h0 = T(0), h1 = T(1 - 2 * kEulerGamma);
+    double hk = 0;
+    for (int k = 1; k <= 20; ++k) {
+      hk += 1.0 / k;
+      t0 = t0 * q * T(1.0 / (double(k) * k));
+      t1 = t1 * q * T(1.0 / (double(k) * (k + 1)));
+      i0 = i0 + t0;
+      i1 = i1 + t1;
+      h0 = h0 + T(hk) * t0;
+      h1 = h1 + T(2 * hk + 1.0 / (k + 1) - 2 * kEulerGamma) * t1;
+    }
+    const T lx = log(xs * T(0.5));
+    v = {h0 - (lx + T(kEulerGamma)) * i0, T(1) / xs + lx * T(0.5) * xs * i1 - T(0.25) * xs * h1};
+  });
   // Trapezoid, step 3/20.
-  const T xm = select(small | big, T(2), x);
-  T m0 = T(0.5), m1 = T(0.5);
-  for (const double c : special_coef::kBesselKNode) {
-    const T e = exp(-xm * T(c));
-    m0 = m0 + e;
-    m1 = m1 + e * T(1 + c);
-  }
-  const T em = exp(-xm) * T(0.15);
+  const auto mid = !(small | big);
+  compute_where(mid, r, [&](V2& v) {
+    const T xm = select(mid, x, T(2));
+    T m0 = T(0.5), m1 = T(0.5);
+    for (const double c : special_coef::kBesselKNode) {
+      const T e = exp(-xm * T(c));
+      m0 = m0 + e;
+      m1 = m1 + e * T(1 + c);
+    }
+    const T em = exp(-xm) * T(0.15);
+    v = {em * m0, em * m1};
+  });
   // Asymptotic: sqrt(pi / (2x)) e^-x sum_k a_k(nu) / x^k.
-  const T xb = select(big, x, T(20));
-  const T r = T(1) / (T(8) * xb);
-  T a0 = T(1), a1 = T(1), u0 = T(1), u1 = T(1);
-  for (int k = 1; k <= 24; ++k) {
-    const double odd2 = double((2 * k - 1) * (2 * k - 1));
-    u0 = u0 * r * T(-odd2 / k);
-    u1 = u1 * r * T((4.0 - odd2) / k);
-    a0 = a0 + u0;
-    a1 = a1 + u1;
-  }
-  const T ea = sqrt(T(kPi * 0.5) / xb) * exp(-xb);
-  return {select(small, k0s, select(big, ea * a0, em * m0)),
-          select(small, k1s, select(big, ea * a1, em * m1))};
+  compute_where(big, r, [&](V2& v) {
+    const T xb = select(big, x, T(20));
+    const T rb = T(1) / (T(8) * xb);
+    T a0 = T(1), a1 = T(1), u0 = T(1), u1 = T(1);
+    for (int k = 1; k <= 24; ++k) {
+      const double odd2 = double((2 * k - 1) * (2 * k - 1));
+      u0 = u0 * rb * T(-odd2 / k);
+      u1 = u1 * rb * T((4.0 - odd2) / k);
+      a0 = a0 + u0;
+      a1 = a1 + u1;
+    }
+    const T ea = sqrt(T(kPi * 0.5) / xb) * exp(-xb);
+    v = {ea * a0, ea * a1};
+  });
+  return {r[0], r[1]};
 }
 
 // ---- complete elliptic integrals ----
@@ -348,9 +389,12 @@ T lgamma(T x) {
   const auto refl = x < T(0.5);
   const T y = select(refl, T(1) - x, x);
   const T core = special::lgamma_from_half(y);
-  const T s = fabs(special::sincospi(x).sin);
-  const T r = select(refl, T(special::kLogPi) - log(s) - core, core);
-  return select(fabs(x) == T(special::kInf), T(special::kInf), r);
+  std::array<T, 1> r{core};
+  compute_where(refl, r, [&](std::array<T, 1>& v) {
+    const T s = fabs(special::sincospi(x).sin);
+    v[0] = T(special::kLogPi) - log(s) - core;
+  });
+  return select(fabs(x) == T(special::kInf), T(special::kInf), r[0]);
 }
 // gamma(x); below 1/2 by reflection, pi / (sin(pi x) gamma(1 - x)). Poles give inf (as
 // SciPy), -inf gives NaN.
@@ -370,8 +414,12 @@ T digamma(T x) {
   const auto refl = x < T(0.5);
   const T y = select(refl, T(1) - x, x);
   const T core = special::digamma_from_half(y);
-  const auto sc = special::sincospi(x);
-  const T r = select(refl, core - T(special::kPi) * sc.cos / sc.sin, core);
+  std::array<T, 1> rr{core};
+  compute_where(refl, rr, [&](std::array<T, 1>& v) {
+    const auto sc = special::sincospi(x);
+    v[0] = core - T(special::kPi) * sc.cos / sc.sin;
+  });
+  const T r = rr[0];
   const auto neg_int = (x < T(0)) & (x == floor(x));
   // ±0: -1/x, the sign of the pole's side (the reduction above loses the zero's sign).
   return select(neg_int, T(__builtin_nan("")), select(x == T(0), -T(1) / x, r));
@@ -515,7 +563,7 @@ T bessel_k1(T x) {
 // ---- incomplete gamma and beta (regularized) ----
 namespace special {
 
-// The trip count of the series and continued fractions: enough for a (and b) up to a few
+// The most steps of a series or continued fraction: enough for a (and b) up to a few
 // hundred near the mean (docs/semantics.md); larger a there takes Temme's expansion.
 inline constexpr int kIncompleteTerms = 256;
 
@@ -571,34 +619,14 @@ GammaInc<T> gammainc_temme(const T& a, const T& x, const T& l) {
 }
 // P(a, x) and Q(a, x) for a > 0, x > 0: for large a near x = a, Temme's expansion; else
 // below x = a + 1 the series P = x^a e^-x / gamma(a + 1) sum_n x^n / ((a + 1) ... (a + n)),
-// above Legendre's continued fraction for Q; the other one as the complement.
+// above Legendre's continued fraction for Q; the other one as the complement. Each series
+// and the fraction runs only in the lanes that take it, until it has converged
+// (math/control.h), at most kIncompleteTerms steps.
 template <class T>
 GammaInc<T> gammainc_pq(const T& a, const T& x) {
+  using V2 = std::array<T, 2>;
   const T pre = gammainc_prefactor(a, x);
-  T term = T(1), sum = T(1);
-  for (int n = 1; n <= kIncompleteTerms; ++n) {
-    term = term * x / (a + T(n));
-    sum = sum + term;
-  }
-  const T ps = pre / a * sum;
-  // Q = pre / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a - ...))), summed
-  // from its tail up (steadier than the forward Lentz recurrence).
-  T t = x + T(2 * kIncompleteTerms + 1) - a;
-  for (int i = kIncompleteTerms; i >= 1; --i) t = x + T(2 * i - 1) - a - T(i) * (T(i) - a) / t;
-  const T h = T(1) / t;
-  const T qc = pre * h;
-  // Q for a <= 1 in the series' range, where 1 - P cancels: with g = x^a / gamma(a + 1),
-  // Q = -expm1(log g) + g a sum_(n>=1) (-1)^(n+1) x^n / (n! (a + n)).
-  const auto low = a <= T(0.5);
-  const T e = select(low, a, a - T(1));  // lgamma(1 + a) = lgamma(2 + e) [- log1p(a)]
-  const T lg1p = e * horner(e, special_coef::kLgammaAt2) - select(low, log1p(a), T(0));
-  const T lg = a * log(x) - lg1p;
-  T tn = T(1), tail = T(0);
-  for (int n = 1; n <= 40; ++n) {
-    tn = tn * x * T(1.0 / n);
-    tail = tail + (n % 2 == 1 ? tn : -tn) / (a + T(n));
-  }
-  const T qs = -expm1(lg) + exp(lg) * a * tail;
+  const T eps = convergence_eps<T>();
   const auto series = x < a + T(1);
   const auto small_a = (a <= T(1)) & series;
   // Temme's expansion where its table holds, |eta| <= kGammaincTemmeMaxEta (within
@@ -608,9 +636,73 @@ GammaInc<T> gammainc_pq(const T& a, const T& x) {
   const double max_eta = special_coef::kGammaincTemmeMaxEta;
   const auto temme = (a >= T(special_coef::kGammaincTemmeMinA)) & (fabs(u) < T(0.3)) &
                      (l <= T(0.5 * max_eta * max_eta));
-  const GammaInc<T> tm = gammainc_temme(a, x, l);
-  return {select(temme, tm.p, select(series, ps, T(1) - qc)),
-          select(temme, tm.q, select(small_a, qs, select(series, T(1) - ps, qc)))};
+  const auto skip_series = temme | !series, skip_cf = temme | !(x >= a + T(1));
+  const auto skip_tail = temme | !small_a;
+
+  V2 s{T(1), T(1)};  // the series' term and sum
+  iterate_until(
+      kIncompleteTerms, s,
+      [&](const T& n, V2& v) {
+        v[0] = v[0] * x / (a + n);
+        v[1] = v[1] + v[0];
+      },
+      [&](const V2& v) { return skip_series | (v[0] <= eps * v[1]); });
+  const T ps = pre / a * s[1];
+  // Q = pre / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a - ...))) =
+  // pre / (b_0 + a_1 / (b_1 + a_2 / ...)). Its depth per lane from the modified Lentz
+  // recurrence (f = b_0, then C = b_n + a_n / C, D = 1 / (b_n + a_n D), f = f C D, until C D
+  // is 1 to within a few ulp; tiny stands in for a zero C or D), then the fraction summed
+  // from a quarter deeper than that up (steadier than the forward recurrence's product).
+  const T tiny = T(1e-30);
+  const T b0 = x + T(1) - a;
+  std::array<T, 4> cf{select(b0 == T(0), tiny, b0), T(0), T(0), T(0)};  // C, D, C D, n
+  iterate_until(
+      kIncompleteTerms, cf,
+      [&](const T& n, std::array<T, 4>& v) {
+        const T an = -n * (n - a), bn = x + (T(2) * n + T(1)) - a;
+        const T d = bn + an * v[1];
+        const T c = bn + an / v[0];
+        v[0] = select(c == T(0), tiny, c);
+        v[1] = T(1) / select(d == T(0), tiny, d);
+        v[2] = v[0] * v[1];
+        v[3] = n;
+      },
+      [&](const std::array<T, 4>& v) { return skip_cf | (fabs(v[2] - T(1)) <= T(8) * eps); });
+  const T deeper = floor(cf[3] * T(1.25)) + T(4);
+  const T depth = select(deeper < T(kIncompleteTerms), deeper, T(kIncompleteTerms));
+  V2 back{x + (T(2) * depth + T(1)) - a, depth};  // the fraction's tail from depth i, and i
+  iterate_until(
+      kIncompleteTerms, back,
+      [&](const T&, V2& v) {
+        const T i = v[1];
+        v[0] = x + (T(2) * i - T(1)) - a - i * (i - a) / v[0];
+        v[1] = i - T(1);
+      },
+      [&](const V2& v) { return skip_cf | (v[1] < T(1)); });
+  const T qc = pre * (T(1) / back[0]);
+  // Q for a <= 1 in the series' range, where 1 - P cancels: with g = x^a / gamma(a + 1),
+  // Q = -expm1(log g) + g a sum_(n>=1) (-1)^(n+1) x^n / (n! (a + n)).
+  const auto low = a <= T(0.5);
+  const T e = select(low, a, a - T(1));  // lgamma(1 + a) = lgamma(2 + e) [- log1p(a)]
+  const T lg1p = e * horner(e, special_coef::kLgammaAt2) - select(low, log1p(a), T(0));
+  const T lg = a * log(x) - lg1p;
+  std::array<T, 3> tl{-T(1), T(0), T(1)};  // (-1)^(n+1) x^n / n!, the sum, its last term
+  iterate_until(
+      kIncompleteTerms, tl,
+      [&](const T& n, std::array<T, 3>& v) {
+        v[0] = -(v[0] * x * (T(1) / n));
+        v[2] = v[0] / (a + n);
+        v[1] = v[1] + v[2];
+      },
+      [&](const std::array<T, 3>& v) { return skip_tail | (fabs(v[2]) <= eps * fabs(v[1])); });
+  const T qs = -expm1(lg) + exp(lg) * a * tl[1];
+  V2 tm{T(0), T(0)};
+  compute_where(temme, tm, [&](V2& v) {
+    const GammaInc<T> g = gammainc_temme(a, x, l);
+    v = {g.p, g.q};
+  });
+  return {select(temme, tm[0], select(series, ps, T(1) - qc)),
+          select(temme, tm[1], select(small_a, qs, select(series, T(1) - ps, qc)))};
 }
 // The domain's edges: NaN outside a > 0, x >= 0 (and for NaN), 0 at x = 0, 1 at x = inf
 // and at a = 0 (lower; the upper mirrored).
@@ -647,17 +739,50 @@ T betainc_cf(const T& a, const T& b, const T& x, const T& y) {
   const T fallback = select((direct - direct == T(0)) & (direct != T(0)), direct, via_logs);
   const T pre = select(big, large, fallback);
   // 1 / (1 + d_1 / (1 + d_2 / (1 + ...))), d_2m = m (b - m) x / ((a + 2m - 1)(a + 2m)),
-  // d_(2m+1) = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)); summed from its tail up.
-  T t = T(1);
-  for (int m = kIncompleteTerms; m >= 1; --m) {
-    const T m2 = T(2 * m), tm = T(m);
-    const T odd = -(a + tm) * (a + b + tm) * x / ((a + m2) * (a + m2 + T(1)));
-    t = T(1) + odd / t;
-    const T even = tm * (b - tm) * x / ((a + m2 - T(1)) * (a + m2));
-    t = T(1) + even / t;
-  }
+  // d_(2m+1) = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)). Its depth per lane from the
+  // modified Lentz recurrence over pairs of terms (as in gammainc_pq), then summed from a
+  // quarter deeper than that up.
+  const auto d_odd = [&](const T& m) {  // d_(2m+1)
+    return -(a + m) * (a + b + m) * x / ((a + T(2) * m) * (a + T(2) * m + T(1)));
+  };
+  const auto d_even = [&](const T& m) {  // d_2m
+    return m * (b - m) * x / ((a + T(2) * m - T(1)) * (a + T(2) * m));
+  };
+  const T tiny = T(1e-30), eps = convergence_eps<T>();
+  const auto skip = !((x > T(0)) & (x < T(1)) & (a > T(0)) & (b > T(0)));
+  std::array<T, 4> cf{T(1), T(0), T(0), T(0)};  // C, D, the pair's C D, m
+  iterate_until(
+      kIncompleteTerms, cf,
+      [&](const T& m, std::array<T, 4>& v) {
+        T prod = T(1);
+        for (int k = 0; k < 2; ++k) {
+          const T dn = k == 0 ? d_odd(m - T(1)) : d_even(m);
+          const T d = T(1) + dn * v[1];
+          const T c = T(1) + dn / v[0];
+          v[0] = select(c == T(0), tiny, c);
+          v[1] = T(1) / select(d == T(0), tiny, d);
+          prod = prod * (v[0] * v[1]);
+        }
+        v[2] = prod;
+        v[3] = m;
+      },
+      [&](const std::array<T, 4>& v) { return skip | (fabs(v[2] - T(1)) <= T(8) * eps); });
+  const T deeper = floor(cf[3] * T(1.25)) + T(4);
+  const T depth = select(deeper < T(kIncompleteTerms), deeper, T(kIncompleteTerms));
+  std::array<T, 2> back{T(1), depth};  // the fraction's tail from depth m, and m
+  iterate_until(
+      kIncompleteTerms, back,
+      [&](const T&, std::array<T, 2>& v) {
+        const T tm = v[1], m2 = T(2) * tm;
+        const T odd = -(a + tm) * (a + b + tm) * x / ((a + m2) * (a + m2 + T(1)));
+        const T t = T(1) + odd / v[0];
+        const T even = tm * (b - tm) * x / ((a + m2 - T(1)) * (a + m2));
+        v[0] = T(1) + even / t;
+        v[1] = tm - T(1);
+      },
+      [&](const std::array<T, 2>& v) { return skip | (v[1] < T(1)); });
   const T d1 = -(a + b) * x / (a + T(1));
-  const T h = T(1) / (T(1) + d1 / t);
+  const T h = T(1) / (T(1) + d1 / back[0]);
   return pre * h;
 }
 

@@ -31,6 +31,8 @@
 //   (every op, div included) enable div too.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <type_traits>
 
 #include "codegen/ptx/builder.h"
@@ -155,5 +157,36 @@ Value ilogb_normal(const Value& x);
 // Converts to another compute type: floats -> ints truncate and saturate (NaN -> 0),
 // others round to nearest even.
 Value convert(const Value& x, PtxType to);
+
+}  // namespace numr::ptx
+
+namespace numr::ptx {
+
+// The loops and lazy paths of math/control.h as PTX control flow. The carried values move
+// into fresh registers that the body updates in place (assign); each thread runs the loop
+// until its own lanes are done, so a warp runs until all its threads are.
+template <std::size_t N, class Step, class Done>
+void emit_iterate_until(int max_n, std::array<Value, N>& v, Step& step, Done& done) {
+  KernelBuilder& b = FormulaScope::builder();
+  for (Value& x : v) x = Value(b.mov(x.type(), x.reg()));
+  const Value n(b.mov(FormulaScope::compute_type(), 1.0));
+  b.while_loop([&] { return ((n <= Value(max_n)) & !done(v)).reg(); },
+               [&] {
+                 std::array<Value, N> next = v;
+                 step(n, next);
+                 for (std::size_t i = 0; i < N; ++i) b.assign(v[i].reg(), next[i].reg());
+                 b.assign(n.reg(), (n + Value(1)).reg());
+               });
+}
+template <std::size_t N, class Path>
+void emit_compute_where(const Mask& need, std::array<Value, N>& v, Path& path) {
+  KernelBuilder& b = FormulaScope::builder();
+  for (Value& x : v) x = Value(b.mov(x.type(), x.reg()));
+  b.if_then(need.reg(), [&] {
+    std::array<Value, N> next = v;
+    path(next);
+    for (std::size_t i = 0; i < N; ++i) b.assign(v[i].reg(), next[i].reg());
+  });
+}
 
 }  // namespace numr::ptx

@@ -166,6 +166,12 @@ std::string Body::let(Type t, const std::string& expr) {
   return name;
 }
 
+std::string Body::var(Type t, const std::string& expr) {
+  std::string name = "v" + std::to_string(next_++);
+  text_ += "  var " + name + ": " + type_name(t) + " = " + expr + ";\n";
+  return name;
+}
+
 namespace {
 thread_local const FormulaScope* g_scope = nullptr;
 thread_local Body* g_body = nullptr;

@@ -22,6 +22,8 @@
 // and f32_functions() where an f32 is divided.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -40,6 +42,8 @@ class Body {
  public:
   // Appends `let vN: type = expr;` and returns vN.
   std::string let(Type t, const std::string& expr);
+  // Appends `var vN: type = expr;` and returns vN (a value a loop or branch updates).
+  std::string var(Type t, const std::string& expr);
   void line(const std::string& s) { text_ += "  " + s + "\n"; }
   const std::string& text() const { return text_; }
 
@@ -154,5 +158,37 @@ Value as_bits(const Value& x);       // the u32 bits of an f32
 // rounds to nearest even; i64 -> i32 and u32 keep the low word; others as WGSL's.
 Value convert(const Value& x, Type to);
 Value bitcast(const Value& x, Type to);
+
+}  // namespace numr::wgsl
+
+namespace numr::wgsl {
+
+// The loops and lazy paths of math/control.h as WGSL control flow: the carried values
+// become `var`s that the body assigns; `loop { if (!go) { break; } ... }` and `if`.
+template <std::size_t N, class Step, class Done>
+void emit_iterate_until(int max_n, std::array<Value, N>& v, Step& step, Done& done) {
+  Body& b = FormulaScope::body();
+  for (Value& x : v) x = Value::named(x.type(), b.var(x.type(), x.str()));
+  const Value n = Value::named(FormulaScope::compute_type(),
+                               b.var(FormulaScope::compute_type(), Value(1).str()));
+  b.line("loop {");
+  const Mask go = (n <= Value(max_n)) & !done(v);
+  b.line("if (!" + go.str() + ") { break; }");
+  std::array<Value, N> next = v;
+  step(n, next);
+  for (std::size_t i = 0; i < N; ++i) b.line(v[i].str() + " = " + next[i].str() + ";");
+  b.line(n.str() + " = " + (n + Value(1)).str() + ";");
+  b.line("}");
+}
+template <std::size_t N, class Path>
+void emit_compute_where(const Mask& need, std::array<Value, N>& v, Path& path) {
+  Body& b = FormulaScope::body();
+  for (Value& x : v) x = Value::named(x.type(), b.var(x.type(), x.str()));
+  b.line("if (" + need.str() + ") {");
+  std::array<Value, N> next = v;
+  path(next);
+  for (std::size_t i = 0; i < N; ++i) b.line(v[i].str() + " = " + next[i].str() + ";");
+  b.line("}");
+}
 
 }  // namespace numr::wgsl

@@ -126,6 +126,23 @@ inline MaskD operator!(MaskD a) { return {_mm_xor_pd(a.m, _mm_castsi128_pd(_mm_s
 inline vf_raw blend(MaskF m, vf_raw a, vf_raw b) { return vf_raw(_mm_blendv_ps(__m128(b), __m128(a), m.m)); }
 inline vd_raw blend(MaskD m, vd_raw a, vd_raw b) { return vd_raw(_mm_blendv_pd(__m128d(b), __m128d(a), m.m)); }
 #endif
+// Whether a mask holds in every lane, or in some lane: the early exits of math/control.h.
+#if NUMR_ISA_LEVEL >= 3
+inline bool all_lanes(MaskF m) { return m.m == __mmask16(0xffff); }
+inline bool all_lanes(MaskD m) { return m.m == __mmask8(0xff); }
+inline bool any_lane(MaskF m) { return m.m != 0; }
+inline bool any_lane(MaskD m) { return m.m != 0; }
+#elif NUMR_ISA_LEVEL == 2
+inline bool all_lanes(MaskF m) { return _mm256_movemask_ps(m.m) == 0xff; }
+inline bool all_lanes(MaskD m) { return _mm256_movemask_pd(m.m) == 0xf; }
+inline bool any_lane(MaskF m) { return _mm256_movemask_ps(m.m) != 0; }
+inline bool any_lane(MaskD m) { return _mm256_movemask_pd(m.m) != 0; }
+#else
+inline bool all_lanes(MaskF m) { return _mm_movemask_ps(m.m) == 0xf; }
+inline bool all_lanes(MaskD m) { return _mm_movemask_pd(m.m) == 0x3; }
+inline bool any_lane(MaskF m) { return _mm_movemask_ps(m.m) != 0; }
+inline bool any_lane(MaskD m) { return _mm_movemask_pd(m.m) != 0; }
+#endif
 NUMR_CMP(cmp_lt, _CMP_LT_OQ)
 NUMR_CMP(cmp_le, _CMP_LE_OQ)
 NUMR_CMP(cmp_gt, _CMP_GT_OQ)
