@@ -1,5 +1,6 @@
 // Elementwise ops: one invocation per output element; every operand (outputs first) walks
-// its own strided layout; the op's formula comes from math/formula.h over wgsl::Value.
+// its own strided layout, or, when all are contiguous, takes its offset plus the index;
+// the op's formula comes from math/formula.h over wgsl::Value.
 #include <array>
 #include <compare>
 #include <stdexcept>
@@ -23,6 +24,7 @@ struct ElementwiseConfig {
   std::array<DType, 3> ins{};
   std::array<DType, 2> outs{};
   bool has_lo = true, has_hi = true;
+  bool flat = false;  // every operand one contiguous row (StridedLayout::flat)
   auto operator<=>(const ElementwiseConfig&) const = default;
 };
 
@@ -50,7 +52,9 @@ std::string make_wgsl(const ElementwiseConfig& c) {
   s.body().line("if (gi >= P[0]) { return; }");
   const Value gi = Value::named(Type::u32, "gi");
   // P: n, the two scalars in two words each (the second for i64 only), the layout.
-  const std::vector<Value> idx = StridedLayout::emit_offsets(s, 5, c.n_out + c.n_in, gi);
+  const std::vector<Value> idx = c.flat
+                                     ? StridedLayout::emit_flat_offsets(s, 5, c.n_out + c.n_in, gi)
+                                     : StridedLayout::emit_offsets(s, 5, c.n_out + c.n_in, gi);
   std::vector<Value> x;
   for (int i = 0; i < c.n_in; ++i)
     x.push_back(s.load(ins[size_t(i)], c.ins[size_t(i)], idx[size_t(c.n_out + i)], compute));
@@ -99,6 +103,7 @@ void run_elementwise(Context& ctx, const ElementwiseCall& call) {
     if (p.w.size() % 2 == 0) p.u32(0);
   }
   StridedLayout::push(p, call.out.shape, operands);
+  c.flat = StridedLayout::flat(call.out.shape, operands);
   WGPUComputePipeline pipe = cached_pipeline(ctx, c, make_wgsl, std::string(op_name(call.op)));
   ctx.dispatch(pipe, bindings, p.w, groups_for(uint64_t(n), kWorkgroupSize));
 }
