@@ -2,6 +2,8 @@
 // arithmetic. Every F16 and BF16 value widens to the CPU's F32 bits, and F32 values at and
 // beside every F16 rounding midpoint (ties, subnormals, overflow), plus random F32 bit
 // patterns for BF16, narrow to the CPU's bits (NaN to a NaN: payloads are not specified).
+// Contiguous F16/BF16 results, which the kernels write a word (two elements) at a time,
+// at odd and even offsets and lengths, leave the neighbouring elements as they were.
 // Skips, naming the reason, without WebGPU.
 #include <gtest/gtest.h>
 
@@ -101,6 +103,51 @@ TEST(WebGpuHalf, NarrowingRoundsAsOnTheCpu) {
   }
   expect_narrowing_matches<f16>(x);
   expect_narrowing_matches<bf16>(y);
+}
+
+// Products and sums written (out= forms) into views of every offset parity and length
+// parity, and fresh results from inputs at odd offsets: the whole buffer against the CPU's,
+// bit for bit (products of 16-bit values are exact in f32, and both round the f32 result
+// once).
+template <class H>
+void expect_word_writes_match() {
+  constexpr int64_t kLen = 1031;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> d(0.0f, 3.0f);
+  std::vector<float> a(kLen), b(kLen);
+  for (float& v : a) v = d(rng);
+  for (float& v : b) v = d(rng);
+  const DType t = dtype_of_v<H>;
+  const Tensor ca = Tensor::from_vector(a, {kLen}).cast(t);
+  const Tensor cb = Tensor::from_vector(b, {kLen}).cast(t);
+  const Tensor ga = ca.to(Device::webgpu(0)), gb = cb.to(Device::webgpu(0));
+  auto bits = [](const Tensor& x) {
+    std::vector<uint16_t> out;
+    for (H h : x.to(Device::cpu()).contiguous().template to_vector<H>()) out.push_back(h.bits);
+    return out;
+  };
+  for (int64_t off : {0, 1, 2, 3})
+    for (int64_t len : {1, 2, 3, 4, 255, 256, 257, 1000}) {
+      Tensor cpu = ca.clone(), gpu = ga.clone();
+      Tensor cv = cpu.narrow(0, off, len), gv = gpu.narrow(0, off, len);
+      mul(ca.narrow(0, 3 - off, len), cb.narrow(0, off, len), cv);
+      mul(ga.narrow(0, 3 - off, len), gb.narrow(0, off, len), gv);
+      Tensor cw = cpu.narrow(0, off + 1, len), gw = gpu.narrow(0, off + 1, len);
+      add(ca.narrow(0, off, len), cb.narrow(0, 1, len), cw);
+      add(ga.narrow(0, off, len), gb.narrow(0, 1, len), gw);
+      EXPECT_EQ(bits(gpu), bits(cpu)) << dtype_name(t) << " offset " << off << " length " << len;
+      const Tensor fresh_cpu = cpu.narrow(0, off, len) + cb.narrow(0, 1, len);
+      const Tensor fresh_gpu = gpu.narrow(0, off, len) + gb.narrow(0, 1, len);
+      EXPECT_EQ(bits(fresh_gpu), bits(fresh_cpu))
+          << dtype_name(t) << " fresh, offset " << off << " length " << len;
+    }
+}
+
+TEST(WebGpuHalf, ContiguousResultsKeepTheirNeighbours) {
+  std::string why;
+  if (!test::usable_webgpu(&why)) GTEST_SKIP() << "no usable WebGPU device: " << why;
+  expect_word_writes_match<f16>();
+  expect_word_writes_match<bf16>();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "core/op_scope.h"
 #include "numr/error.h"
@@ -293,8 +294,9 @@ Buffer* Context::allocate(size_t nbytes) {
   auto it = free_.lower_bound(size);
   const uint64_t bound = round_up(std::max<uint64_t>(nbytes, 4), 4);
   if (it != free_.end() && it->first <= 2 * size) {
-    Buffer* b = it->second;
+    Buffer* b = *it->second;
     cached_bytes_ -= it->first;
+    lru_.erase(it->second);
     free_.erase(it);
     b->bound = bound;
     return b;
@@ -306,11 +308,12 @@ Buffer* Context::allocate(size_t nbytes) {
   } catch (const OutOfMemory&) {
     // Give the cache back and try once more, once no queued or recorded work names it.
     synchronize();
-    for (auto& [s, b] : free_) {
+    for (Buffer* b : lru_) {
       api_.wgpuBufferDestroy(b->buffer);
       api_.wgpuBufferRelease(b->buffer);
       delete b;
     }
+    lru_.clear();
     free_.clear();
     cached_bytes_ = 0;
     raw = raw_buffer(size, usage, "numr tensor");
@@ -324,13 +327,31 @@ void Context::deallocate(Buffer* b) noexcept {
   // Work recorded or queued with the buffer keeps its own reference, and any later use of a
   // reused buffer is ordered after it on the one queue.
   constexpr uint64_t kCacheLimit = uint64_t(1) << 30;
-  if (cached_bytes_ + b->size <= kCacheLimit) {
-    free_.emplace(b->size, b);
+  if (b->size <= kCacheLimit) {
+    // Make room by releasing the buffers freed longest ago: a new buffer costs the driver an
+    // allocation and Dawn a clear, on every call of a loop whose sizes do not fit beside them.
+    while (cached_bytes_ + b->size > kCacheLimit) {
+      auto [lo, hi] = free_.equal_range((*lru_.begin())->size);
+      while (lo != hi && lo->second != lru_.begin()) ++lo;
+      release_cached(lo);
+    }
+    lru_.push_back(b);
+    free_.emplace(b->size, std::prev(lru_.end()));
     cached_bytes_ += b->size;
     return;
   }
   // Released, not destroyed: work recorded but not yet submitted may still name it, and
   // holds its own reference until it has run.
+  api_.wgpuBufferRelease(b->buffer);
+  delete b;
+}
+
+void Context::release_cached(std::multimap<uint64_t, std::list<Buffer*>::iterator>::iterator it) {
+  Buffer* b = *it->second;
+  cached_bytes_ -= it->first;
+  lru_.erase(it->second);
+  free_.erase(it);
+  // Released, not destroyed, as above: recorded work may still name it.
   api_.wgpuBufferRelease(b->buffer);
   delete b;
 }

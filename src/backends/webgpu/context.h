@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -102,9 +103,13 @@ class Context {
   // Read-back staging buffer, reused and grown as needed.
   WGPUBuffer staging_ = nullptr;
   uint64_t staging_size_ = 0;
-  // Freed buffers by size, for reuse; cached_bytes_ is their total.
-  std::multimap<uint64_t, Buffer*> free_;
+  // Freed buffers, oldest first, and the same by size for reuse; cached_bytes_ is their
+  // total. When a freed buffer would pass the limit, the oldest are released to make room,
+  // so that buffers of sizes no longer in use cannot keep the current ones out of the cache.
+  std::list<Buffer*> lru_;
+  std::multimap<uint64_t, std::list<Buffer*>::iterator> free_;
   uint64_t cached_bytes_ = 0;
+  void release_cached(std::multimap<uint64_t, std::list<Buffer*>::iterator>::iterator it);
 
   std::mutex err_mu_;
   std::vector<std::string> errors_;

@@ -1,4 +1,5 @@
-// Strided copies with dtype conversion, and fills: one invocation per destination element.
+// Strided copies with dtype conversion, and fills: one invocation per destination element;
+// contiguous operands take their offset plus the index, without the strided walk.
 #include <cmath>
 #include <compare>
 
@@ -15,6 +16,7 @@ namespace {
 
 struct CopyConfig {
   DType src, dst;
+  bool flat = false;  // both one contiguous row (StridedLayout::flat)
   auto operator<=>(const CopyConfig&) const = default;
 };
 
@@ -23,8 +25,9 @@ std::string copy_wgsl(const CopyConfig& c) {
   const std::string dst = s.buffer(c.dst, true), src = s.buffer(c.src, false);
   wgsl::FormulaScope scope(s.body(), compute_type(c.src));
   s.body().line("if (gi >= P[0]) { return; }");
-  const std::vector<Value> idx =
-      StridedLayout::emit_offsets(s, 1, 2, Value::named(Type::u32, "gi"));
+  const Value gi = Value::named(Type::u32, "gi");
+  const std::vector<Value> idx = c.flat ? StridedLayout::emit_flat_offsets(s, 1, 2, gi)
+                                        : StridedLayout::emit_offsets(s, 1, 2, gi);
   if (c.src == c.dst && (c.src == DType::F16 || c.src == DType::BF16))
     s.store_half_bits(dst, idx[0], s.load_half_bits(src, idx[1]));
   else
@@ -34,6 +37,7 @@ std::string copy_wgsl(const CopyConfig& c) {
 
 struct FillConfig {
   DType dst;
+  bool flat = false;
   auto operator<=>(const FillConfig&) const = default;
 };
 
@@ -44,8 +48,9 @@ std::string fill_wgsl(const FillConfig& c) {
   s.body().line("if (gi >= P[0]) { return; }");
   // P: n, the value in two words (the second for I64 only), the layout.
   const Value v = s.param(compute_type(c.dst), "1");
-  const std::vector<Value> idx =
-      StridedLayout::emit_offsets(s, 3, 1, Value::named(Type::u32, "gi"));
+  const Value gi = Value::named(Type::u32, "gi");
+  const std::vector<Value> idx = c.flat ? StridedLayout::emit_flat_offsets(s, 3, 1, gi)
+                                        : StridedLayout::emit_offsets(s, 3, 1, gi);
   s.store(dst, c.dst, idx[0], v);
   return s.finish();
 }
@@ -63,7 +68,8 @@ void run_copy(Context& ctx, const CopyCall& call) {
   require_dtype(call.dst.dtype, "copy");
   const int64_t n = call.dst.numel();
   if (n == 0) return;
-  const CopyConfig c{call.src.dtype, call.dst.dtype};
+  const CopyConfig c{call.src.dtype, call.dst.dtype,
+                     StridedLayout::flat(call.dst.shape, {&call.dst, &call.src})};
   Params p;
   p.u32(uint64_t(n));
   StridedLayout::push(p, call.dst.shape, {&call.dst, &call.src});
@@ -76,7 +82,7 @@ void run_fill(Context& ctx, const FillCall& call) {
   require_dtype(call.dst.dtype, "fill");
   const int64_t n = call.dst.numel();
   if (n == 0) return;
-  const FillConfig c{call.dst.dtype};
+  const FillConfig c{call.dst.dtype, StridedLayout::flat(call.dst.shape, {&call.dst})};
   Params p;
   p.u32(uint64_t(n));
   switch (call.dst.dtype) {

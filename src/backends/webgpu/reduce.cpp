@@ -1,10 +1,16 @@
-// Reductions: one workgroup per output element. Each invocation feeds the elements
+// Reductions. One workgroup per output element: each invocation feeds the elements
 // lid, lid + 256, ... of its row into a state in index order; the states then merge in a
-// tree through workgroup memory. Feeding and merging follow math/reduce_rules.h (NaN-sticky
-// max/min, first index on ties for argmax/argmin).
+// tree through workgroup memory. When there are too few outputs to fill the device and the
+// rows are long, each row is cut into chunks of consecutive elements, one workgroup each,
+// whose states go to a scratch buffer (the partial pass); a final pass then merges each
+// row's chunk states in the same way, one workgroup per output. Feeding and merging follow
+// math/reduce_rules.h (NaN-sticky max/min, first index on ties for argmax/argmin).
+#include <algorithm>
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "backends/webgpu/kernels.h"
 #include "backends/webgpu/pipeline_cache.h"
@@ -18,9 +24,15 @@ using wgsl::Value;
 
 namespace {
 
+// Direct: tensor to tensor. Partial: chunks of the tensor's rows to scratch states.
+// Final: each row's scratch states to the tensor.
+enum class Pass { direct, partial, final };
+
 struct ReduceConfig {
   OpId op;
   DType in, out;
+  Pass pass = Pass::direct;
+  bool flat = false;  // the input is one contiguous row (StridedLayout::flat)
   auto operator<=>(const ReduceConfig&) const = default;
 };
 
@@ -61,45 +73,91 @@ Value combine(OpId op, const Value& s, const Value& x) {
 std::string reduce_wgsl(const ReduceConfig& c) {
   Shader s;
   const bool arg = is_arg(c.op);
-  const std::string out = arg ? s.words(true) : s.buffer(c.out, true);
-  const std::string in = s.buffer(c.in, false);
   // any/all test U8 and Bool in i32; float and I64 elements are tested whole.
   const Type t = (c.op == OpId::any || c.op == OpId::all) && compute_type(c.in) == Type::i32
                      ? Type::i32
                      : compute_type(c.in);
   const Type st = c.op == OpId::any || c.op == OpId::all ? Type::i32 : t;
   const bool kmax = c.op == OpId::argmax;
+  // Bindings, outputs first: the result (or the partial states and their indexes), then
+  // the input (or the states).
+  std::string out, out_i, in, in_i;
+  if (c.pass == Pass::partial) {
+    out = s.array(wgsl::type_name(st), true);
+    if (arg) out_i = s.array("i32", true);
+  } else {
+    out = arg ? s.words(true) : s.buffer(c.out, true);
+  }
+  if (c.pass == Pass::final) {
+    in = s.array(wgsl::type_name(st), false);
+    if (arg) in_i = s.array("i32", false);
+  } else {
+    in = s.buffer(c.in, false);
+  }
   s.shared("sv", st, kWorkgroupSize);
   if (arg) s.shared("si", Type::i32, kWorkgroupSize);
   wgsl::Body& b = s.body();
   wgsl::FormulaScope scope(b, t);
-  // P: outputs, R (reduced count), the output's offset, the input's layout from word 3.
+  // P, direct: outputs, R (reduced count), the output's offset, the input's layout from
+  // word 3. Partial: workgroups (outputs x chunks), R, chunks, the chunk length, the
+  // input's layout from word 4. Final: outputs, chunks, the output's offset.
   b.line("if (wid >= P[0]) { return; }");
-  b.line("let R = P[1];");
   {
     wgsl::FormulaScope sts(b, st);
     b.line("var acc: " + std::string(wgsl::type_name(st)) + " = " + identity(c.op, st).str() + ";");
   }
   b.line("var acc_i: i32 = -1;");
-  b.line("for (var j: u32 = lid; j < R; j = j + " + std::to_string(kWorkgroupSize) + "u) {");
-  {
-    const Value lin = Value::let(Type::u32, "wid * R + j");
-    const Value idx = StridedLayout::emit_offsets(s, 3, 1, lin)[0];
+  const std::string step = std::to_string(kWorkgroupSize) + "u";
+  const Value acc = Value::named(st, "acc");
+  const Value ai = Value::named(Type::i32, "acc_i");
+  const Value zero_i = Value::constant(Type::i32, 0);
+  if (c.pass == Pass::final) {
+    // The row's chunk states in order: each merges into the state of the earlier ones.
+    b.line("let R = P[1];");
+    b.line("for (var j: u32 = lid; j < R; j = j + " + step + ") {");
+    {
+      wgsl::FormulaScope sts(b, st);
+      const Value x = Value::let(st, in + "[wid * R + j]");
+      if (arg) {
+        const Value xi = Value::let(Type::i32, in_i + "[wid * R + j]");
+        const auto m =
+            kmax ? math::arg_merge_takes<true>(xi >= zero_i, ai < zero_i, xi < ai, x, acc)
+                 : math::arg_merge_takes<false>(xi >= zero_i, ai < zero_i, xi < ai, x, acc);
+        b.line("if (" + m.str() + ") { acc = " + x.str() + "; acc_i = " + xi.str() + "; }");
+      } else {
+        b.line("acc = " + combine(c.op, acc, x).str() + ";");
+      }
+    }
+    b.line("}");
+  } else {
+    if (c.pass == Pass::partial) {
+      // Workgroup wid takes chunk wid % chunks of row wid / chunks.
+      b.line("let R = P[1];");
+      b.line("let row = wid / P[2];");
+      b.line("let lo = (wid % P[2]) * P[3];");
+      b.line("let hi = min(R, lo + P[3]);");
+    } else {
+      b.line("let R = P[1];");
+      b.line("let row = wid;");
+      b.line("let lo = 0u;");
+      b.line("let hi = R;");
+    }
+    b.line("for (var j: u32 = lo + lid; j < hi; j = j + " + step + ") {");
+    const uint32_t base = c.pass == Pass::partial ? 4 : 3;
+    const Value lin = Value::let(Type::u32, "row * R + j");
+    const Value idx = c.flat ? StridedLayout::emit_flat_offsets(s, base, 1, lin)[0]
+                             : StridedLayout::emit_offsets(s, base, 1, lin)[0];
     const Value x = s.load(in, c.in, idx, t);
-    const Value acc = Value::named(st, "acc");
     if (arg) {
-      const Value ai = Value::named(Type::i32, "acc_i");
-      const auto takes =
-          math::arg_feed_takes<true>([&] { return ai < Value::constant(Type::i32, 0); }, x, acc);
-      const auto takes_min =
-          math::arg_feed_takes<false>([&] { return ai < Value::constant(Type::i32, 0); }, x, acc);
+      const auto takes = math::arg_feed_takes<true>([&] { return ai < zero_i; }, x, acc);
+      const auto takes_min = math::arg_feed_takes<false>([&] { return ai < zero_i; }, x, acc);
       const auto& tk = kmax ? takes : takes_min;
       b.line("if (" + tk.str() + ") { acc = " + x.str() + "; acc_i = i32(j); }");
     } else {
       b.line("acc = " + combine(c.op, acc, x).str() + ";");
     }
+    b.line("}");
   }
-  b.line("}");
   b.line("sv[lid] = acc;");
   if (arg) b.line("si[lid] = acc_i;");
   b.line("workgroupBarrier();");
@@ -110,17 +168,15 @@ std::string reduce_wgsl(const ReduceConfig& c) {
     const Value mine = Value::let(st, "sv[lid]"), other = Value::let(st, "sv[lid + w]");
     if (arg) {
       const Value mi = Value::let(Type::i32, "si[lid]"), oi = Value::let(Type::i32, "si[lid + w]");
-      const Value zero = Value::constant(Type::i32, 0);
       const auto m =
-          kmax ? math::arg_merge_takes<true>(oi >= zero, mi < zero, oi < mi, other, mine)
-               : math::arg_merge_takes<false>(oi >= zero, mi < zero, oi < mi, other, mine);
+          kmax ? math::arg_merge_takes<true>(oi >= zero_i, mi < zero_i, oi < mi, other, mine)
+               : math::arg_merge_takes<false>(oi >= zero_i, mi < zero_i, oi < mi, other, mine);
       b.line("if (" + m.str() + ") { sv[lid] = " + other.str() + "; si[lid] = " + oi.str() + "; }");
     } else {
-      const OpId merge_op = c.op == OpId::any ? OpId::any : c.op;
       b.line("sv[lid] = " +
              (c.op == OpId::any   ? select(other != Value::constant(st, 0), other, mine)
               : c.op == OpId::all ? select(other == Value::constant(st, 0), other, mine)
-                                  : combine(merge_op, mine, other))
+                                  : combine(c.op, mine, other))
                  .str() +
              ";");
     }
@@ -129,7 +185,10 @@ std::string reduce_wgsl(const ReduceConfig& c) {
   b.line("workgroupBarrier();");
   b.line("}");
   b.line("if (lid == 0u) {");
-  if (arg) {
+  if (c.pass == Pass::partial) {
+    b.line("  " + out + "[wid] = sv[0];");
+    if (arg) b.line("  " + out_i + "[wid] = si[0];");
+  } else if (arg) {
     // I64 index: low word, then the sign extension (0 here: indexes are never negative,
     // and an empty state cannot reach the output).
     b.line("  " + out + "[2u * (P[2] + wid)] = bitcast<u32>(max(si[0], 0));");
@@ -144,6 +203,11 @@ std::string reduce_wgsl(const ReduceConfig& c) {
 
 }  // namespace
 
+// Rows are cut into chunks when the outputs alone would give fewer workgroups than this
+// many; a chunk has at least kMinChunk elements.
+constexpr int64_t kSplitGroups = 2048;
+constexpr int64_t kMinChunk = 16 * kWorkgroupSize;
+
 void run_reduce(Context& ctx, const ReduceCall& call) {
   require_dtype(call.in.dtype, op_name(call.op).data());
   if (!is_arg(call.op)) require_dtype(call.out.dtype, op_name(call.op).data());
@@ -151,15 +215,66 @@ void run_reduce(Context& ctx, const ReduceCall& call) {
   if (outs == 0) return;
   int64_t r = 1;
   for (size_t d = size_t(call.n_keep); d < call.in.shape.size(); ++d) r *= call.in.shape[d];
-  const ReduceConfig c{call.op, call.in.dtype, call.out.dtype};
-  Params p;
-  p.u32(uint64_t(outs));
-  p.u32(uint64_t(r));
-  p.u32(uint64_t(call.out.offset));
-  StridedLayout::push(p, call.in.shape, {&call.in});
-  const Binding b[] = {{buffer_of(call.out), true}, {buffer_of(call.in), false}};
-  ctx.dispatch(cached_pipeline(ctx, c, reduce_wgsl, std::string(op_name(call.op))), b, p.w,
-               uint64_t(outs));
+  const bool flat = StridedLayout::flat(call.in.shape, {&call.in});
+  const std::string label(op_name(call.op));
+  int64_t chunks = 1;
+  if (outs < kSplitGroups && r >= 2 * kMinChunk)
+    chunks = std::min((r + kMinChunk - 1) / kMinChunk, (kSplitGroups + outs - 1) / outs);
+  if (chunks <= 1) {
+    const ReduceConfig c{call.op, call.in.dtype, call.out.dtype, Pass::direct, flat};
+    Params p;
+    p.u32(uint64_t(outs));
+    p.u32(uint64_t(r));
+    p.u32(uint64_t(call.out.offset));
+    StridedLayout::push(p, call.in.shape, {&call.in});
+    const Binding b[] = {{buffer_of(call.out), true}, {buffer_of(call.in), false}};
+    ctx.dispatch(cached_pipeline(ctx, c, reduce_wgsl, label), b, p.w, uint64_t(outs));
+    return;
+  }
+  // Chunks of whole workgroup strides, so that every invocation of a chunk but the last
+  // row's last has the same count of elements.
+  const int64_t len = (r + chunks - 1) / chunks;
+  const int64_t chunk = (len + kWorkgroupSize - 1) / kWorkgroupSize * kWorkgroupSize;
+  chunks = (r + chunk - 1) / chunk;
+  const int64_t groups = outs * chunks;
+  const bool arg = is_arg(call.op);
+  const bool wide =
+      compute_type(call.in.dtype) == Type::i64 && call.op != OpId::any && call.op != OpId::all;
+  Buffer* states = ctx.allocate(size_t(groups) * (wide ? 8 : 4));
+  Buffer* indexes = arg ? ctx.allocate(size_t(groups) * 4) : nullptr;
+  try {
+    {
+      const ReduceConfig c{call.op, call.in.dtype, call.out.dtype, Pass::partial, flat};
+      Params p;
+      p.u32(uint64_t(groups));
+      p.u32(uint64_t(r));
+      p.u32(uint64_t(chunks));
+      p.u32(uint64_t(chunk));
+      StridedLayout::push(p, call.in.shape, {&call.in});
+      std::vector<Binding> b{{states, true}};
+      if (arg) b.push_back({indexes, true});
+      b.push_back({buffer_of(call.in), false});
+      ctx.dispatch(cached_pipeline(ctx, c, reduce_wgsl, label), b, p.w, uint64_t(groups));
+    }
+    {
+      const ReduceConfig c{call.op, call.in.dtype, call.out.dtype, Pass::final, false};
+      Params p;
+      p.u32(uint64_t(outs));
+      p.u32(uint64_t(chunks));
+      p.u32(uint64_t(call.out.offset));
+      std::vector<Binding> b{{buffer_of(call.out), true}, {states, false}};
+      if (arg) b.push_back({indexes, false});
+      ctx.dispatch(cached_pipeline(ctx, c, reduce_wgsl, label), b, p.w, uint64_t(outs));
+    }
+  } catch (...) {
+    ctx.deallocate(states);
+    ctx.deallocate(indexes);
+    throw;
+  }
+  // Recorded work holds its own reference, and a later use of the reused buffers is ordered
+  // after it on the one queue (Context::deallocate).
+  ctx.deallocate(states);
+  ctx.deallocate(indexes);
 }
 
 }  // namespace numr::webgpu

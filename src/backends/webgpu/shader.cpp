@@ -294,4 +294,30 @@ std::vector<Value> StridedLayout::emit_offsets(Shader& s, uint32_t base, int n_o
   return out;
 }
 
+bool StridedLayout::flat(const Shape& shape, const std::vector<const TensorRef*>& operands) {
+  std::vector<const Strides*> strides;
+  for (const TensorRef* r : operands) strides.push_back(&r->strides);
+  const MergedDims m = merge_dims(shape, strides);
+  if (m.extents.size() > 1) return false;
+  for (const auto& st : m.strides)
+    for (int64_t x : st)
+      if (x != 1) return false;
+  return true;
+}
+
+std::vector<Value> StridedLayout::emit_flat_offsets(Shader& s, uint32_t base, int n_operands,
+                                                    const Value& linear) {
+  wgsl::Body& b = s.body();
+  const std::string B = std::to_string(base) + "u";
+  b.line("let nd = P[" + B + "];");
+  std::vector<Value> out;
+  for (int k = 0; k < n_operands; ++k) {
+    const std::string blk = B + " + 1u + nd + " + std::to_string(k) + "u * (nd + 1u)";
+    const std::string n = "o" + std::to_string(k);
+    b.line("let " + n + ": u32 = P[" + blk + "] + " + linear.str() + ";");
+    out.push_back(Value::let(Type::u32, n));
+  }
+  return out;
+}
+
 }  // namespace numr::webgpu

@@ -99,6 +99,12 @@ struct StridedLayout {
   static bool contiguous(const TensorRef& r);
   static std::vector<wgsl::Value> emit_offsets(Shader& s, uint32_t base, int n_operands,
                                                const wgsl::Value& linear);
+  // Whether the operands merge into one row of unit strides (or one element): each
+  // operand's element is then its offset plus the linear index.
+  static bool flat(const Shape& shape, const std::vector<const TensorRef*>& operands);
+  // emit_offsets for a layout that is flat(): no walk through the extents, no division.
+  static std::vector<wgsl::Value> emit_flat_offsets(Shader& s, uint32_t base, int n_operands,
+                                                    const wgsl::Value& linear);
 };
 
 }  // namespace numr::webgpu
