@@ -2,6 +2,7 @@
 // I/O, errors, and gradients in PyTorch's convention (dL/dx + i dL/dy).
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <filesystem>
@@ -9,9 +10,11 @@
 #include <random>
 #include <sstream>
 
+#include "core/backend.h"
+#include "core/composition.h"
+#include "io_test_util.h"
 #include "numr/numr.h"
 #include "support/gradcheck.h"
-#include "io_test_util.h"
 #include "support/harness.h"
 
 namespace numr {
@@ -292,16 +295,87 @@ TEST(Complex, ScaledDivisionAndAbs) {
   }
 }
 
+// The one-pass kernels of complex mul, div and abs (where a backend has them) give the
+// bits of the compositions of real ops they replace, special values and views included
+// (NaN counts as equal to NaN: the order of a commutative operation's operands may move a
+// NaN's sign).
+TEST(Complex, KernelsMatchComposition) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  std::vector<C> special = {{0, 0},        {-0.0, 0},       {inf, 1},   {1, -inf},
+                            {nan, 2},      {3, nan},        {inf, nan}, {1e-40, 3e-39},
+                            {1e38, -3e38}, {1e300, 1e-300}, {-2, 5},    {0.5, -0.25}};
+  const std::vector<C> rnd = random_values(116, 31);
+  special.insert(special.end(), rnd.begin(), rnd.end());
+  const size_t n = special.size();  // 128; b pairs each value with another one
+  std::vector<C> other(n);
+  for (size_t i = 0; i < n; ++i) other[i] = special[(i * 7 + 3) % n];
+  // The values of x (both parts of complex ones) as doubles, in row-major order.
+  auto flat = [](const Tensor& x) {
+    const Tensor r = is_complex(x.dtype()) ? view_as_real(x.contiguous()) : x;
+    return r.to(Device::cpu()).cast(DType::F64).reshape({-1}).to_vector<double>();
+  };
+  auto same = [&](const Tensor& x, const Tensor& y) {
+    const std::vector<double> a = flat(x), b = flat(y);
+    if (a.size() != b.size()) return std::string("sizes differ");
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!(std::isnan(a[i]) && std::isnan(b[i])) &&
+          std::bit_cast<uint64_t>(a[i]) != std::bit_cast<uint64_t>(b[i]))
+        return "value " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs " +
+               std::to_string(b[i]);
+    return std::string();
+  };
+  for (const test::TestDevice& td : test::test_devices()) {
+    if (!td.available) continue;
+    for (const DType t : kComplexDTypes) {
+      if (!backend_for(td.device).supports_dtype(t)) continue;
+      SCOPED_TRACE(td.device.str() + " " + std::string(dtype_name(t)));
+      const Tensor a = make(special, {8, 16}, t, td.device);
+      const Tensor b = make(other, {8, 16}, t, td.device);
+      // Contiguous, a transposed view, a broadcast row.
+      const Tensor at = a.transpose(0, 1), bt = b.transpose(0, 1), row = b.narrow(0, 2, 1);
+      const std::vector<std::pair<std::string, std::function<Tensor()>>> cases = {
+          {"mul", [&] { return a * b; }},
+          {"mul transposed", [&] { return at * bt; }},
+          {"mul broadcast", [&] { return a * row; }},
+          {"div", [&] { return a / b; }},
+          {"div transposed", [&] { return at / bt; }},
+          {"div broadcast", [&] { return row / a; }},
+          {"abs", [&] { return abs(a); }},
+          {"abs transposed", [&] { return abs(at); }},
+      };
+      for (const auto& [what, f] : cases) {
+        const OpId op = what.starts_with("mul") ? OpId::mul
+                        : what.starts_with("div") ? OpId::div
+                                                  : OpId::abs;
+        const uint64_t kernel_runs = path_counts(op).kernel;
+        const Tensor kernel = f();
+        // The CPU always has the kernels: there the first result must come from them.
+        if (td.device.is_cpu()) {
+          EXPECT_EQ(path_counts(op).kernel, kernel_runs + 1) << what;
+        }
+        Tensor composed;
+        {
+          const ForceComposition force({OpId::mul, OpId::div, OpId::abs});
+          composed = f();
+        }
+        EXPECT_EQ(same(kernel, composed), "") << what;
+      }
+    }
+  }
+}
+
 TEST(ParityComplex, PairViewsAndPolar) {
-  for_each_case(OpId::view_as_complex, {DType::F32, DType::F64}, [](DType part, Device dev) -> std::string {
-    const std::vector<C> v = rounded(random_values(6, 21), complex_dtype_for(part));
-    const Tensor z = make(v, {3, 2}, complex_dtype_for(part), dev);
-    const Tensor round_trip = view_as_complex(view_as_real(z).contiguous());
-    return compare("view_as_complex", round_trip, v, {3, 2}, 0.0);
-  });
+  for_each_case(OpId::view_as_complex, {DType::F32, DType::F64},
+                [](DType part, Device dev) -> std::string {
+                  const std::vector<C> v = rounded(random_values(6, 21), complex_dtype_for(part));
+                  const Tensor z = make(v, {3, 2}, complex_dtype_for(part), dev);
+                  const Tensor round_trip = view_as_complex(view_as_real(z).contiguous());
+                  return compare("view_as_complex", round_trip, v, {3, 2}, 0.0);
+                });
   for_each_case(OpId::polar, {DType::F32, DType::F64}, [](DType part, Device dev) -> std::string {
     const Tensor r = Tensor::from_vector(std::vector<double>{2, 0.5, 0, 3}, {4}).cast(part).to(dev);
-    const Tensor th = Tensor::from_vector(std::vector<double>{0.25, -2, 1, 3.1}, {4}).cast(part).to(dev);
+    const Tensor th =
+        Tensor::from_vector(std::vector<double>{0.25, -2, 1, 3.1}, {4}).cast(part).to(dev);
     std::vector<C> want;
     for (auto [m, a] : {std::pair{2.0, 0.25}, {0.5, -2.0}, {0.0, 1.0}, {3.0, 3.1}})
       want.push_back(std::polar(m, double(part == DType::F32 ? float(a) : a)));

@@ -2,7 +2,8 @@
 //
 // A complex tensor of shape [..] shares its storage with the real tensor [.., 2] of its
 // parts (view_as_real), and every complex op is built from real ops on that view, so it
-// runs on every backend that has the real ops. The ops that take complex tensors: add,
+// runs on every backend that has the real ops (mul, div and abs run as one kernel pass
+// where the backend has one, with the same results). The ops that take complex tensors: add,
 // sub, mul, div, neg, abs, exp, log, mul_scalar, div_scalar, sum, mean, matmul, the views,
 // contiguous/clone/cast/to_device, cat/stack, zeros/ones, and the functions below.
 // Gradients follow PyTorch's convention: the gradient of a real loss L with respect to

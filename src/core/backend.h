@@ -38,6 +38,10 @@ TensorRef ref_of(const Tensor& t);
 // Scalars: scalar ops use scalars[0]; leaky_relu/elu their slope/alpha in scalars[0];
 // clamp uses scalars[0] (lo) and scalars[1] (hi), with has_lo/has_hi.
 // ActMulBwd ops have two outputs: out (d_a) and out2 (d_b), both contiguous.
+// Complex operands (Complex64, Complex128) come only for the ops of
+// complex_elementwise_op, and only where supports(op, that dtype) says so: mul and div of
+// two complex tensors into one, abs of one into its part dtype (F32, F64), each element
+// computed from its (re, im) pair by the formulas of src/math/complex.h.
 struct ElementwiseCall {
   OpId op;
   TensorRef out;
@@ -237,7 +241,8 @@ class Backend {
   virtual std::string name() const = 0;
 
   // Whether op runs here as a kernel at dtype t. Only asked for composed ops
-  // (OpInfo::composed); the required core's ops are always supported.
+  // (OpInfo::composed) and for complex_elementwise_op ops at complex dtypes; the required
+  // core's ops are otherwise always supported.
   virtual bool supports(OpId op, DType t) const;
 
   // Memory. allocate throws OutOfMemory; deallocate(nullptr) is a no-op.
@@ -294,6 +299,11 @@ bool poison_allocations();
 // composed op added to the table is in no list, so it runs as its composition on every
 // backend until a kernel is written and listed.
 bool has_listed_kernel(OpId op, std::span<const OpId> kernels);
+
+// The ops that elementwise() may take with complex operands (see ElementwiseCall): mul,
+// div, abs. For the rest, and on backends whose supports() says no, the front ends run the
+// complex op as real ops on the parts (src/ops/complex_ops.h).
+bool complex_elementwise_op(OpId op);
 
 // The backend for a device; throws BackendUnavailable with the reason when its driver or
 // the device is missing.

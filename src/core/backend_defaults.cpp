@@ -15,7 +15,14 @@ namespace {
 
 }  // namespace
 
-bool Backend::supports(OpId op, DType) const { return !op_info(op).composed; }
+bool Backend::supports(OpId op, DType t) const {
+  if (is_complex(t) && complex_elementwise_op(op)) return false;
+  return !op_info(op).composed;
+}
+
+bool complex_elementwise_op(OpId op) {
+  return op == OpId::mul || op == OpId::div || op == OpId::abs;
+}
 
 bool has_listed_kernel(OpId op, std::span<const OpId> kernels) {
   const OpInfo& info = op_info(op);

@@ -2,6 +2,7 @@
 // ternary, scalar, compare, logical, where_cond, clamp.
 #include <cmath>
 
+#include "numr/complex.h"
 #include "numr/ops.h"
 #include "ops/common.h"
 #include "ops/complex_ops.h"
@@ -22,13 +23,46 @@ Tensor launch(ElementwiseCall& call, std::initializer_list<const Tensor*> ins, c
   return out;
 }
 
+// A complex operand broadcast to shape, for the complex kernels (complex_elementwise_op),
+// which take the (re, im) pairs whole: the ref of its pair view without the pair dim.
+TensorRef complex_ref(const Tensor& z, const Shape& shape) {
+  Shape pairs = shape;
+  pairs.push_back(2);
+  TensorRef r = ops::broadcast_ref(view_as_real(z), pairs);
+  r.shape.pop_back();
+  r.strides.pop_back();
+  for (int64_t& st : r.strides) st /= 2;  // in pairs again (view_as_real doubled them)
+  r.offset /= 2;
+  r.dtype = z.dtype();
+  return r;
+}
+
+// mul, div (complex out) or abs (real out) of complex operands in one pass.
+Tensor launch_complex(OpId op, std::initializer_list<const Tensor*> ins, const Shape& shape,
+                      DType out_dtype, Device dev) {
+  Tensor out = Tensor::empty(shape, out_dtype, dev);
+  if (out.numel() == 0) return out;
+  ElementwiseCall call;
+  call.op = op;
+  int i = 0;
+  for (const Tensor* t : ins) call.in[size_t(i++)] = complex_ref(*t, shape);
+  call.n_in = i;
+  call.out = is_complex(out_dtype) ? complex_ref(out, shape) : ref_of(out);
+  backend_for(dev).elementwise(call);
+  return out;
+}
+
 Tensor unary(OpId op, const Tensor& x, DType out_dtype, double scalar = 0.0) {
   const OpScope scope(op_name(op));
   ops::check_defined(op_name(op), x);
   ops::check_dtype(op, x.dtype());
-  if (is_complex(x.dtype()))
+  if (is_complex(x.dtype())) {
+    if (complex_elementwise_op(op) && use_kernel(backend_for(x.device()), op, x.dtype())) {
+      return launch_complex(op, {&x}, x.shape(), complex_part_dtype(x.dtype()), x.device());
+    }
     return op_info(op).family == OpFamily::Scalar ? complex_ops::scalar(op, x, scalar)
                                                   : complex_ops::unary(op, x);
+  }
   ElementwiseCall call;
   call.op = op;
   call.scalars[0] = scalar;
@@ -42,7 +76,13 @@ Tensor nary(OpId op, std::initializer_list<const Tensor*> ins, bool to_bool) {
   ops::check_dtype(op, first.dtype());
   Shape shape = first.shape();
   for (const Tensor* t : ins) shape = broadcast_shapes(op_name(op), shape, t->shape());
-  if (is_complex(first.dtype())) return complex_ops::binary(op, first, **(ins.begin() + 1));
+  if (is_complex(first.dtype())) {
+    // mul and div as one pass over the (re, im) pairs where the backend has the kernel.
+    if (complex_elementwise_op(op) && use_kernel(backend_for(first.device()), op, first.dtype())) {
+      return launch_complex(op, ins, shape, first.dtype(), first.device());
+    }
+    return complex_ops::binary(op, first, **(ins.begin() + 1));
+  }
   if (op_info(op).composed && !use_kernel(backend_for(first.device()), op, first.dtype()))
     return compose::elementwise(op, ins, shape);
   ElementwiseCall call;

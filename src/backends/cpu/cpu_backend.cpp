@@ -70,6 +70,7 @@ class CpuBackend final : public Backend {
  public:
   Device device() const override { return Device::cpu(); }
   std::string name() const override { return std::string("cpu/") + kernels().isa; }
+  // Complex mul, div and abs included (complex_elementwise_op): they are not composed ops.
   bool supports(OpId op, DType t) const override {
     return op_accepts(op, t) && has_listed_kernel(op, kKernels);
   }

@@ -47,6 +47,8 @@ constexpr OpId kKernels[] = {
 bool CudaBackend::supports(OpId op, DType t) const {
   // The attention kernels compute in F32; F64 runs the composition.
   if (op == OpId::scaled_dot_product_attention && t == DType::F64) return false;
+  // A Complex64 element moves as one 64-bit word; Complex128 runs on its parts.
+  if (is_complex(t) && complex_elementwise_op(op)) return t == DType::Complex64;
   return op_accepts(op, t) && has_listed_kernel(op, kKernels);
 }
 namespace {

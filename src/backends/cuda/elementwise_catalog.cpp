@@ -2,7 +2,7 @@
 // sequence and random generators produce, for ptxas in the tests. Every op x dtype the op
 // table allows, in the contiguous vector layout and the strided layout at rank 3; every
 // rank (32- and 64-bit indexing) and the scalar and uniform-input variants for one op;
-// every dtype pair of copies; every factory kind x dtype.
+// Complex64 mul, div and abs; every dtype pair of copies; every factory kind x dtype.
 #include <vector>
 
 #include "backends/cuda/copy_kernels.h"
@@ -65,6 +65,17 @@ std::vector<GeneratedKernel> elementwise_kernels(const ptx::Target& target) {
       c.shape = strided_shape(3);
       out.push_back(generate_elementwise(c, target));
     }
+  }
+  // Complex64 mul, div and abs (complex operands reach no other elementwise kernel).
+  for (OpId op : {OpId::mul, OpId::div, OpId::abs}) {
+    ElementwiseConfig c;
+    c.op = op;
+    c.outs = {op == OpId::abs ? DType::F32 : DType::Complex64};
+    c.ins = std::vector<DType>(op == OpId::abs ? 1 : 2, DType::Complex64);
+    c.shape = vector_shape(c.outs, c.ins);
+    out.push_back(generate_elementwise(c, target));
+    c.shape = strided_shape(3);
+    out.push_back(generate_elementwise(c, target));
   }
   // The layout variants, on one op.
   ElementwiseConfig add{OpId::add, {DType::F32}, {DType::F32, DType::F32}, {}};

@@ -8,6 +8,7 @@
 #include "backends/cuda/fast_math.h"
 #include "codegen/ptx/element_io.h"
 #include "codegen/ptx/value_math.h"
+#include "math/complex.h"
 #include "math/formula.h"
 #include "numr/error.h"
 
@@ -59,6 +60,40 @@ ptx::FastMath fast_math_for(OpId op, DType src) {
     case OpFamily::ActMulBwd: return formula_fast_math(src, true);
     default: return formula_fast_math(src, false);
   }
+}
+
+// Complex64 mul, div and abs (complex_elementwise_op): each element moves as one 64-bit
+// word, split into its f32 parts for the formulas of math/complex.h and joined again.
+GeneratedKernel generate_complex(const ElementwiseConfig& c, const ptx::Target& target) {
+  const size_t n_in = c.op == OpId::abs ? 1 : 2;
+  const DType out = c.op == OpId::abs ? DType::F32 : DType::Complex64;
+  if (!complex_elementwise_op(c.op) || c.ins.size() != n_in || c.outs.size() != 1 ||
+      c.outs[0] != out)
+    fail<BackendError>("cuda", "complex elementwise kernel for ", op_name(c.op));
+  for (DType d : c.ins)
+    if (d != DType::Complex64)
+      fail<BackendError>("cuda", "complex elementwise kernel for ", op_name(c.op), " at ", d);
+  MapSpec spec;
+  spec.name = elementwise_key(c);
+  spec.outs = {out == DType::F32 ? DType::F32 : DType::F64};
+  spec.ins = std::vector<DType>(n_in, DType::F64);  // the (re, im) pair as one word
+  spec.shape = c.shape;
+  const OpId op = c.op;
+  spec.body = [op](KernelBuilder& b, std::span<const Reg> raw, Reg) {
+    FormulaScope scope(b, PtxType::f32, formula_fast_math(DType::F32, false));
+    const auto parts = [&](Reg word) {
+      const auto [lo, hi] = b.unpack(word);
+      return std::pair{Value(b.bitcast(lo, PtxType::f32)), Value(b.bitcast(hi, PtxType::f32))};
+    };
+    const auto [ar, ai] = parts(raw[0]);
+    if (op == OpId::abs) return std::vector<Reg>{math::cx::abs(ar, ai).reg()};
+    const auto [br, bi] = parts(raw[1]);
+    Value re(0.0), im(0.0);
+    if (op == OpId::mul) math::cx::mul(ar, ai, br, bi, re, im);
+    else math::cx::div(ar, ai, br, bi, re, im);
+    return std::vector<Reg>{b.bitcast(b.pack(re.reg(), im.reg()), PtxType::f64)};
+  };
+  return generate_map(spec, target);
 }
 
 }  // namespace
@@ -126,6 +161,7 @@ std::string elementwise_key(const ElementwiseConfig& c) {
 }
 
 GeneratedKernel generate_elementwise(const ElementwiseConfig& c, const ptx::Target& target) {
+  if (!c.ins.empty() && is_complex(c.ins[0])) return generate_complex(c, target);
   const auto [n_in, n_out] = arity(c.op);
   if (n_in < 0 || c.ins.size() != size_t(n_in) || c.outs.size() != size_t(n_out))
     fail<BackendError>("cuda", "elementwise kernel for ", op_name(c.op), " with ", c.ins.size(),

@@ -44,6 +44,7 @@ bool WebGpuBackend::supports(OpId op, DType t) const {
     return dtype_supported(t) && op_accepts(op, t);
   if (std::find(std::begin(kIndexKernels), std::end(kIndexKernels), op) != std::end(kIndexKernels))
     return dtype_supported(t) && op_accepts(op, t);
+  if (is_complex(t) && complex_elementwise_op(op)) return false;  // run on the parts
   return dtype_supported(t) && has_listed_kernel(op, {});
 }
 

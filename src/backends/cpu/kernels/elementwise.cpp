@@ -20,6 +20,7 @@
 #include "backends/cpu/kernels/convert.h"
 #include "backends/cpu/kernels/transposed_pieces.h"
 #include "backends/cpu/kernels/vec.h"
+#include "math/complex.h"
 #include "math/formula.h"
 
 namespace numr::cpu::NUMR_ISA {
@@ -355,9 +356,55 @@ void run_any(const ElementwiseCall& call, const LoopPlan& plan, int64_t total_nu
   }
 }
 
+// ---- complex mul, div, abs: one pass over the (re, im) pairs (math/complex.h) ----
+
+NUMR_MATH_EXACT_BEGIN
+template <class P>
+void complex_run(const ElementwiseCall& call, const LoopPlan& plan) {
+  const bool two = call.n_in == 2;
+  const int64_t ow = is_complex(call.out.dtype) ? 2 : 1;  // abs writes one part per element
+  P* out = static_cast<P*>(call.out.base) + call.out.offset * ow;
+  const P* in0 = static_cast<const P*>(call.in[0].base) + call.in[0].offset * 2;
+  const P* in1 = two ? static_cast<const P*>(call.in[1].base) + call.in[1].offset * 2 : nullptr;
+  const OpId op = call.op;
+  ThreadPool::instance().parallel_for(plan.numel, 16384, [&](int64_t begin, int64_t end) {
+    for_each_row(plan, begin, end, [&](const int64_t* offs, int64_t len) {
+      const int64_t last = plan.ndim - 1;
+      const int64_t so = plan.strides[0][last] * ow, sa = plan.strides[1][last] * 2;
+      const int64_t sb = two ? plan.strides[2][last] * 2 : 0;
+      P* o = out + offs[0] * ow;
+      const P* a = in0 + offs[1] * 2;
+      const P* b = two ? in1 + offs[2] * 2 : nullptr;
+      if (op == OpId::abs) {
+        for (int64_t i = 0; i < len; ++i) o[i * so] = math::cx::abs(a[i * sa], a[i * sa + 1]);
+      } else if (op == OpId::mul) {
+        for (int64_t i = 0; i < len; ++i)
+          math::cx::mul(a[i * sa], a[i * sa + 1], b[i * sb], b[i * sb + 1], o[i * so],
+                        o[i * so + 1]);
+      } else {
+        for (int64_t i = 0; i < len; ++i)
+          math::cx::div(a[i * sa], a[i * sa + 1], b[i * sb], b[i * sb + 1], o[i * so],
+                        o[i * so + 1]);
+      }
+    });
+  });
+}
+NUMR_MATH_EXACT_END
+
+void complex_elementwise(const ElementwiseCall& call) {
+  if (!complex_elementwise_op(call.op))
+    fail<BackendError>(op_name(call.op), "no complex elementwise kernel");
+  const LoopPlan plan = plan_of(call);
+  if (call.in[0].dtype == DType::Complex64)
+    complex_run<float>(call, plan);
+  else
+    complex_run<double>(call, plan);
+}
+
 }  // namespace
 
 void elementwise(const ElementwiseCall& call) {
+  if (is_complex(call.in[0].dtype)) return complex_elementwise(call);
   const LoopPlan plan = plan_of(call);
   // A large transposed input is read through the transposing copy, piece by piece
   // (transposed_pieces.h): read along the output's rows, each of its elements would cost a

@@ -138,17 +138,22 @@ void search_typed(const SearchSortedCall& c) {
     for (int64_t e = e0; e < e1; ++e) {
       const S* row = seq + (e / m) * n;
       const auto v = key_of(values[e]);
-      // The first position whose key is >= v (right: > v).
-      int64_t lo = 0, hi = n;
-      while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        const auto s = key_of(row[mid]);
-        if (right ? s <= v : s < v)
-          lo = mid + 1;
-        else
-          hi = mid;
+      // The first position whose key is >= v (right: > v), by a search whose steps select
+      // instead of branching: with random values every branch of the textbook search is a
+      // coin toss the predictor loses.
+      if (n == 0) {
+        out[e] = 0;
+        continue;
       }
-      out[e] = lo;
+      const S* base = row;
+      for (int64_t len = n; len > 1;) {
+        const int64_t half = len / 2;
+        const auto s = key_of(base[half]);
+        base = (right ? s <= v : s < v) ? base + half : base;
+        len -= half;
+      }
+      const auto s = key_of(*base);
+      out[e] = (base - row) + int64_t(right ? s <= v : s < v);
     }
   });
 }
