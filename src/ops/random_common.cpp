@@ -3,7 +3,6 @@
 
 #include "core/op_scope.h"
 #include "numr/error.h"
-#include "numr/indexing.h"
 #include "numr/ops.h"
 #include "ops/common.h"
 
@@ -78,25 +77,16 @@ Tensor Draws::normal(int round, int j) const {
 Tensor scalar_like(const Tensor& t, double v) { return full({}, v, t.dtype(), t.device()); }
 
 Tensor rejection_loop(std::string_view op, Tensor init, Tensor done,
-                      const std::function<std::pair<Tensor, Tensor>(int, const Pick&)>& propose) {
-  Tensor out = std::move(init).contiguous();
-  done = done.contiguous();
+                      const std::function<std::pair<Tensor, Tensor>(int)>& propose) {
+  Tensor out = std::move(init);
   // Acceptance probabilities are bounded away from 0, so this many rounds means NaN crept in.
   constexpr int kMaxRounds = 10000;
   for (int r = 0; r < kMaxRounds; ++r) {
     if (done.numel() == 0 || all(done).item<bool>()) return out;
-    if (r == 0 && !any(done).item<bool>()) {
-      auto [cand, ok] = propose(r, [](const Tensor& t) { return t; });
-      out = where_cond(ok, cand, out);
-      done = ok.contiguous();
-      continue;
-    }
-    // The flat positions still waiting, and the accepted ones among them written back.
-    const Tensor wait = nonzero(logical_not(done).reshape({-1})).reshape({-1});
-    auto [cand, ok] = propose(r, [&](const Tensor& t) { return take(t, wait); });
-    const Tensor taken = masked_select(wait, ok);
-    out = put(out, taken, masked_select(cand, ok));
-    done = put(done, taken, ones(taken.shape(), DType::Bool, done.device()));
+    auto [cand, ok] = propose(r);
+    const Tensor take = logical_and(ok, logical_not(done));
+    out = where_cond(take, cand, out);
+    done = logical_or(done, ok);
   }
   fail<InvalidArgument>(op, "rejection sampling did not finish in ", kMaxRounds, " rounds");
 }

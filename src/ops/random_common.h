@@ -45,16 +45,11 @@ class Draws {
 };
 uint64_t round_seed(uint64_t seed, int round);
 
-// Rounds of a rejection sampler: propose(r, pick) returns (candidate, accepted) for the
-// elements still waiting, each element keeping its first accepted candidate; pick(t) reads
-// any tensor of the full shape (a parameter, a draw) at those elements. Round 0 runs on
-// every element; later rounds only on the few still waiting, so the work is about one pass
-// whatever the number of rounds. An element's numbers do not depend on which others wait.
-// Elements where `done` is already true keep `init`. Runs until every element is accepted
-// (checking on the host after each round).
-using Pick = std::function<Tensor(const Tensor&)>;
+// Rounds of a rejection sampler: propose(r) returns (candidate, accepted) for every element;
+// each element keeps its first accepted candidate. Elements where `done` is already true
+// keep `init`. Runs until every element is accepted (checking on the host after each round).
 Tensor rejection_loop(std::string_view op, Tensor init, Tensor done,
-                      const std::function<std::pair<Tensor, Tensor>(int, const Pick&)>& propose);
+                      const std::function<std::pair<Tensor, Tensor>(int)>& propose);
 
 // Scalars as 0-d tensors of t's dtype and device.
 Tensor scalar_like(const Tensor& t, double v);

@@ -27,17 +27,16 @@ Tensor standard_gamma(std::string_view op, const Tensor& alpha, Generator& gen) 
   const Tensor d = a1 - 1.0 / 3.0;
   const Tensor c = rsqrt(d * 9.0);
   const Tensor zero = detail::scalar_like(alpha, 0.0);
-  Tensor x = detail::rejection_loop(
-      op, zeros_like(alpha), zeros_like(alpha, DType::Bool), [&](int r, auto& pick) {
-        const Tensor z = pick(draws.normal(r, 0));
-        const Tensor u = pick(draws.uniform_open(r, 1));
-        const Tensor dw = pick(d);
-        const Tensor t = pick(c) * z + 1.0;
+  Tensor x =
+      detail::rejection_loop(op, zeros_like(alpha), zeros_like(alpha, DType::Bool), [&](int r) {
+        const Tensor z = draws.normal(r, 0);
+        const Tensor u = draws.uniform_open(r, 1);
+        const Tensor t = c * z + 1.0;
         const Tensor v = t * t * t;
         // log u < z^2/2 + d - d v + d log v, with v > 0
-        const Tensor rhs = square(z) * 0.5 + dw - dw * v + dw * log(v);
+        const Tensor rhs = square(z) * 0.5 + d - d * v + d * log(v);
         const Tensor ok = logical_and(gt(t, zero), lt(log(u), rhs));
-        return std::pair{dw * v, ok};
+        return std::pair{d * v, ok};
       });
   const Tensor boost = pow(draws.uniform_open(0, 2), recip(alpha));
   x = where_cond(small, x * boost, x);

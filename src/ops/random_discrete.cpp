@@ -110,17 +110,16 @@ Tensor poisson(const Tensor& rate, Generator& gen) {
   const Tensor vr = 0.9277 - recip(b - 2.0) * 3.6224;
   const Tensor zero = scalar_like(L, 0.0);
   const Tensor large_k =
-      detail::rejection_loop("poisson", zeros_like(L), logical_not(large), [&](int r, auto& pick) {
-        const Tensor U = pick(draws.uniform(r, 1)) - 0.5;
-        const Tensor V = pick(draws.uniform(r, 2));
-        const Tensor Lw = pick(L), aw = pick(a), bw = pick(b);
+      detail::rejection_loop("poisson", zeros_like(L), logical_not(large), [&](int r) {
+        const Tensor U = draws.uniform(r, 1) - 0.5;
+        const Tensor V = draws.uniform(r, 2);
         const Tensor us = 0.5 - abs(U);
-        const Tensor k = floor((aw * 2.0 / us + bw) * U + Lw + 0.43);
-        const Tensor quick = logical_and(ge(us, scalar_like(us, 0.07)), le(V, pick(vr)));
+        const Tensor k = floor((a * 2.0 / us + b) * U + L + 0.43);
+        const Tensor quick = logical_and(ge(us, scalar_like(us, 0.07)), le(V, vr));
         const Tensor bad =
             logical_or(lt(k, zero), logical_and(lt(us, scalar_like(us, 0.013)), gt(V, us)));
-        const Tensor lhs = log(V) + pick(log_inv_alpha) - log(aw / square(us) + bw);
-        const Tensor test = logical_and(logical_not(bad), le(lhs, poisson_log_pmf(k, Lw)));
+        const Tensor lhs = log(V) + log_inv_alpha - log(a / square(us) + b);
+        const Tensor test = logical_and(logical_not(bad), le(lhs, poisson_log_pmf(k, L)));
         return std::pair{k, logical_or(quick, test)};
       });
   return finish(where_cond(large, large_k, small_k), rate.dtype());
@@ -169,21 +168,19 @@ Tensor binomial(const Tensor& count, const Tensor& prob, Generator& gen) {
     const Tensor m = floor((N + 1.0) * P);
     const Tensor lpq = log(P / Q);
     const Tensor zero = scalar_like(N, 0.0);
-    const Tensor large_k = detail::rejection_loop(
-        "binomial", zeros_like(N), logical_not(large), [&](int r, auto& pick) {
-          const Tensor U = pick(draws.uniform(r, 1)) - 0.5;
-          const Tensor V = pick(draws.uniform(r, 2));
-          const Tensor Nw = pick(N), aw = pick(a), bw = pick(b), mw = pick(m);
+    const Tensor large_k =
+        detail::rejection_loop("binomial", zeros_like(N), logical_not(large), [&](int r) {
+          const Tensor U = draws.uniform(r, 1) - 0.5;
+          const Tensor V = draws.uniform(r, 2);
           const Tensor us = 0.5 - abs(U);
-          const Tensor kk = floor((aw * 2.0 / us + bw) * U + pick(c));
-          const Tensor in_range = logical_and(ge(kk, zero), le(kk, Nw));
-          const Tensor quick = logical_and(ge(us, scalar_like(us, 0.07)), le(V, pick(vr)));
+          const Tensor kk = floor((a * 2.0 / us + b) * U + c);
+          const Tensor in_range = logical_and(ge(kk, zero), le(kk, N));
+          const Tensor quick = logical_and(ge(us, scalar_like(us, 0.07)), le(V, vr));
           // log f(k) - log f(m) = lgamma(m+1) - lgamma(k+1) + lgamma(n-m+1) - lgamma(n-k+1)
           //                      + (k - m) log(p / q)
-          const Tensor kc = where_cond(in_range, kk, mw);  // keeps lgamma's arguments valid
-          const Tensor rhs =
-              lfact_diff(mw, kc) + lfact_diff(Nw - mw, Nw - kc) + (kc - mw) * pick(lpq);
-          const Tensor lhs = log(V * pick(alpha) / (aw / square(us) + bw));
+          const Tensor kc = where_cond(in_range, kk, m);  // keeps lgamma's arguments valid
+          const Tensor rhs = lfact_diff(m, kc) + lfact_diff(N - m, N - kc) + (kc - m) * lpq;
+          const Tensor lhs = log(V * alpha / (a / square(us) + b));
           const Tensor ok = logical_and(in_range, logical_or(quick, le(lhs, rhs)));
           return std::pair{kk, ok};
         });
