@@ -209,5 +209,32 @@ TEST(WebGpuRuntime, FreedBufferStaysValidForRecordedWork) {
   EXPECT_EQ(got, std::vector<float>(1000, 7.0f));
 }
 
+// Uploads, chains of ops with temporaries freed while their work is recorded, and buffers
+// of sizes no longer in use pushed out of the cache, interleaved: every result read at the
+// end is what the CPU computes from the uploaded values.
+TEST(WebGpuRuntime, ReusedBuffersHoldTheirOwnContents) {
+  REQUIRE_WEBGPU();
+  const Device g = Device::webgpu(0);
+  const int64_t sizes[] = {65537, 1000, 300001, 131074, 7};
+  std::vector<Tensor> gpu, cpu;
+  for (int it = 0; it < 40; ++it) {
+    const int64_t n = sizes[it % 5];
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float((i * 7 + it * 13) % 1009) - 500.0f;
+    const Tensor h = Tensor::from_vector(v, {n});
+    gpu.push_back((h.to(g) * 2.0 + double(it)) / 3.0);
+    cpu.push_back((h * 2.0 + double(it)) / 3.0);
+    if (it % 8 == 7) {
+      // 1.25 GiB freed at once: the cache releases older buffers to hold them.
+      std::vector<Tensor> big;
+      for (int k = 0; k < 5; ++k) big.push_back(Tensor::empty({int64_t(64) << 20}, DType::F32, g));
+    }
+    if (it % 3 == 2) gpu.back() = gpu.back() + gpu[size_t(it - 1)].max();
+    if (it % 3 == 2) cpu.back() = cpu.back() + cpu[size_t(it - 1)].max();
+  }
+  for (size_t k = 0; k < gpu.size(); ++k)
+    EXPECT_EQ(gpu[k].to(Device::cpu()).to_vector<float>(), cpu[k].to_vector<float>()) << k;
+}
+
 }  // namespace
 }  // namespace numr
