@@ -90,27 +90,6 @@ Tensor make_rows(int64_t rows, int64_t n, DType t, int spread, uint64_t seed) {
   return Tensor::from_vector(v, Shape{rows, n});
 }
 
-// sort (both directions) and topk (both ends, each k) of x on CUDA and on the CPU.
-void expect_sorts_match(const Tensor& x, Device gpu, const std::vector<int64_t>& ks,
-                        const std::string& what) {
-  ASSERT_TRUE(backend_for(gpu).supports(OpId::sort, x.dtype()));
-  const Tensor xg = x.to(gpu);
-  for (bool desc : {false, true}) {
-    const std::string w = what + (desc ? " descending" : " ascending");
-    const SortResult got = sort(xg, -1, desc), want = sort(x, -1, desc);
-    test::expect_same_bits(got.values, want.values, w + " values");
-    test::expect_same_bits(got.indices, want.indices, w + " indices");
-    test::expect_same_bits(argsort(xg, -1, desc), want.indices, w + " argsort");
-    for (int64_t k : ks) {
-      const std::string wk =
-          what + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest");
-      const SortResult tg = topk(xg, k, -1, desc), tw = topk(x, k, -1, desc);
-      test::expect_same_bits(tg.values, tw.values, wk + " values");
-      test::expect_same_bits(tg.indices, tw.indices, wk + " indices");
-    }
-  }
-}
-
 TEST(CudaSort, RowLengthsAroundTheTileMatchCpu) {
   REQUIRE_CUDA();
   const Device gpu = Device::cuda(0);
@@ -120,10 +99,10 @@ TEST(CudaSort, RowLengthsAroundTheTileMatchCpu) {
       const int64_t rows = n >= 5000 ? 2 : 3;
       // Few distinct values (ties everywhere), then many.
       for (int spread : {4, 100})
-        expect_sorts_match(make_rows(rows, n, t, spread, seed++), gpu,
-                           {1, std::min<int64_t>(n, 50), std::min<int64_t>(n, 3000), n},
-                           std::string(dtype_name(t)) + " [" + std::to_string(rows) + ", " +
-                               std::to_string(n) + "] spread " + std::to_string(spread));
+        test::expect_sorts_match(make_rows(rows, n, t, spread, seed++), gpu,
+                                 {1, std::min<int64_t>(n, 50), std::min<int64_t>(n, 3000), n},
+                                 std::string(dtype_name(t)) + " [" + std::to_string(rows) + ", " +
+                                     std::to_string(n) + "] spread " + std::to_string(spread));
     }
 }
 
@@ -131,8 +110,8 @@ TEST(CudaSort, OneLongRowMatchesCpu) {
   REQUIRE_CUDA();
   const Device gpu = Device::cuda(0);
   for (DType t : {DType::F32, DType::F64, DType::BF16, DType::I32})
-    expect_sorts_match(make_rows(1, int64_t(1) << 20, t, 1000, 7), gpu, {1, 50, 2049},
-                       std::string(dtype_name(t)) + " [1, 2^20]");
+    test::expect_sorts_match(make_rows(1, int64_t(1) << 20, t, 1000, 7), gpu, {1, 50, 2049},
+                             std::string(dtype_name(t)) + " [1, 2^20]");
 }
 
 TEST(CudaSort, ManyShortRowsMatchCpu) {
@@ -142,9 +121,9 @@ TEST(CudaSort, ManyShortRowsMatchCpu) {
   for (DType t : kNumeric)
     for (const auto& [rows, n] :
          std::vector<std::pair<int64_t, int64_t>>{{100000, 8}, {4099, 3}, {513, 64}, {70000, 1}})
-      expect_sorts_match(make_rows(rows, n, t, 3, seed++), gpu, {1, n},
-                         std::string(dtype_name(t)) + " [" + std::to_string(rows) + ", " +
-                             std::to_string(n) + "]");
+      test::expect_sorts_match(make_rows(rows, n, t, 3, seed++), gpu, {1, n},
+                               std::string(dtype_name(t)) + " [" + std::to_string(rows) + ", " +
+                                   std::to_string(n) + "]");
 }
 
 TEST(CudaSort, OtherDimsAndViewsMatchCpu) {
@@ -155,8 +134,7 @@ TEST(CudaSort, OtherDimsAndViewsMatchCpu) {
     for (bool desc : {false, true}) {
       const std::string w = "dim " + std::to_string(dim) + (desc ? " descending" : "");
       const SortResult got = sort(x.to(gpu), dim, desc), want = sort(x, dim, desc);
-      test::expect_same_bits(got.values, want.values, w + " values");
-      test::expect_same_bits(got.indices, want.indices, w + " indices");
+      test::expect_same_bits(got, want, w);
       const Tensor xt = x.transpose(0, 1);
       const SortResult gt = sort(x.to(gpu).transpose(0, 1), dim, desc), wt = sort(xt, dim, desc);
       test::expect_same_bits(gt.values, wt.values, w + " transposed values");

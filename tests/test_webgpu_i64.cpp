@@ -35,10 +35,6 @@ const std::vector<int64_t>& edge_values() {
   return v;
 }
 
-#define REQUIRE_WEBGPU() \
-  std::string why_;      \
-  if (!test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_
-
 const Device kGpu = Device::webgpu(0);
 const Device kCpu = Device::cpu();
 
@@ -95,7 +91,7 @@ Tensor edges() {
 }
 
 TEST(WebGpuI64, HeldAndCopiedExactly) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   EXPECT_TRUE(backend_for(kGpu).supports_dtype(DType::I64));
   const Tensor g = edges().to(kGpu);
   EXPECT_EQ(g.to(kCpu).to_vector<int64_t>(), edge_values());          // bytes both ways
@@ -129,7 +125,7 @@ TEST(WebGpuI64, HeldAndCopiedExactly) {
 }
 
 TEST(WebGpuI64, CastsMatchTheCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   for (DType to : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::U8, DType::Bool})
     expect_same(
         {edges()}, [&](auto& x) { return x[0].cast(to); }, "I64 -> " + std::string(dtype_name(to)));
@@ -195,7 +191,7 @@ TEST(WebGpuI64, CastsMatchTheCpu) {
 }
 
 TEST(WebGpuI64, FillsAndSequences) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   // Values the front end accepts for I64: integers, the largest double below 2^63 included.
   for (double v : {0.0, -1.0, 4294967296.0, -4294967297.0, 9007199254740992.0,
                    4611686018427387904.0, -9223372036854775808.0, 9223372036854774784.0}) {
@@ -214,7 +210,7 @@ TEST(WebGpuI64, FillsAndSequences) {
 }
 
 TEST(WebGpuI64, ArithmeticWrapsAsTheCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const int64_t n = int64_t(edge_values().size());
   // Every pair of edge values: a [n, 1] against b [1, n].
   const Tensor a = edges().reshape(Shape{n, 1}), b = edges().reshape(Shape{1, n});
@@ -267,7 +263,7 @@ TEST(WebGpuI64, ArithmeticWrapsAsTheCpu) {
 }
 
 TEST(WebGpuI64, ComparisonsAreSigned) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const int64_t n = int64_t(edge_values().size());
   const Tensor a = edges().reshape(Shape{n, 1}), b = edges().reshape(Shape{1, n});
   expect_same(
@@ -293,7 +289,7 @@ TEST(WebGpuI64, ComparisonsAreSigned) {
 }
 
 TEST(WebGpuI64, ReductionsAndIndexOutputs) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const Tensor m = Tensor::from_vector(edge_values(), Shape{4, 6});
   for (const std::vector<int64_t>& dims : {std::vector<int64_t>{}, {0}, {1}}) {
     const std::string at = std::to_string(dims.size() ? dims[0] : -1);
@@ -332,7 +328,7 @@ TEST(WebGpuI64, ReductionsAndIndexOutputs) {
 }
 
 TEST(WebGpuI64, IndexConsumers) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const Tensor m = Tensor::from_vector(edge_values(), Shape{4, 6});
   const Tensor idx = Tensor::from_vector<int64_t>({5, 0, 3, 3, 1}, Shape{5});
   expect_same(

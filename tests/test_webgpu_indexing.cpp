@@ -28,10 +28,6 @@
 namespace numr {
 namespace {
 
-#define REQUIRE_WEBGPU() \
-  std::string why_;      \
-  if (!test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_
-
 const Device kGpu = Device::webgpu(0);
 constexpr DType kStored[] = {DType::F32, DType::F16, DType::BF16, DType::I64,
                              DType::I32, DType::U8,  DType::Bool};
@@ -82,7 +78,7 @@ void expect_same(const std::string& what, F f, const std::vector<Tensor>& cpu_in
 }
 
 TEST(WebGpuIndexing, KernelsAreDeclaredAndRun) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const Backend& be = backend_for(kGpu);
   for (DType t : kStored) EXPECT_TRUE(be.supports(OpId::gather, t)) << dtype_name(t);
   EXPECT_FALSE(be.supports(OpId::gather, DType::F64));
@@ -103,7 +99,7 @@ TEST(WebGpuIndexing, KernelsAreDeclaredAndRun) {
 // Gathers along each dim of x plain, transposed and narrowed to an offset, with indexes
 // plain, transposed (strided) and smaller than x off the gathered dim.
 TEST(WebGpuIndexing, GatherEveryDtypeAndLayoutMatchesCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 10;
   for (DType t : kStored) {
     const Tensor base = random_bits({6, 7, 9}, t, ++seed);
@@ -174,7 +170,7 @@ const char* reduce_name(ScatterReduce r) {
 // plain, transposed and narrowed to an offset, with 11 indexes into an extent of at most 9
 // (duplicates in every column), strided indexes and sources, and boxes smaller than x.
 TEST(WebGpuIndexing, ScatterEveryOpDtypeAndLayoutMatchesCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 1000;
   for (DType t : kStored) {
     const bool numeric = t != DType::Bool;
@@ -234,7 +230,7 @@ TEST(WebGpuIndexing, ScatterEveryOpDtypeAndLayoutMatchesCpu) {
 // Long columns onto few targets: every j of a column lands on one of 3 elements, so Assign
 // keeps the last j and F32 sums of values of mixed magnitude round in j's order.
 TEST(WebGpuIndexing, ScatterDuplicatesFollowTheOrderOfJ) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<float> mag(-20.0f, 20.0f);
   std::vector<float> v(2000 * 4);
@@ -258,7 +254,7 @@ TEST(WebGpuIndexing, ScatterDuplicatesFollowTheOrderOfJ) {
 
 // index_put, put and bincount reach index_scatter through scatter and scatter_reduce.
 TEST(WebGpuIndexing, OpsOnScatterMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 3000;
   for (DType t : kStored) {
     const std::string n(dtype_name(t));
@@ -283,7 +279,7 @@ TEST(WebGpuIndexing, OpsOnScatterMatchCpu) {
 // index_select, take, embedding_lookup, gather_nd and masked_select reach index_gather with
 // broadcast (stride 0) and flattened indexes.
 TEST(WebGpuIndexing, OpsOnGatherMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 100;
   for (DType t : kStored) {
     const std::string n(dtype_name(t));
@@ -310,7 +306,7 @@ TEST(WebGpuIndexing, OpsOnGatherMatchCpu) {
 // 4096 tokens of a vocabulary of 86 into 128 dims: the composition's one-hot product
 // (tokens x vocab x dim) is larger than a storage binding.
 TEST(WebGpuIndexing, EmbeddingSizedLookupMatchesCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const Tensor w = random_bits({86, 128}, DType::F32, 7);
   const Tensor tok = random_index({8, 512}, 86, 8);
   test::expect_same_bits(embedding_lookup(w.to(kGpu), tok.to(kGpu)), embedding_lookup(w, tok),

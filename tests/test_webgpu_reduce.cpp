@@ -20,10 +20,6 @@
 namespace numr {
 namespace {
 
-#define REQUIRE_WEBGPU() \
-  std::string why_;      \
-  if (!test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_
-
 const Device kGpu = Device::webgpu(0);
 
 std::vector<float> normals(size_t n, uint32_t seed) {
@@ -38,7 +34,7 @@ std::vector<float> normals(size_t n, uint32_t seed) {
 constexpr int64_t kRows = 3, kLen = (int64_t(1) << 20) + 12345;
 
 TEST(WebGpuReduce, LongFloatSumsMatchFloat64) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const std::vector<float> v = normals(size_t(kRows * kLen), 7);
   const Tensor x = Tensor::from_vector(v, {kRows, kLen}, kGpu);
   // The f32 rounding error of any summation order of n terms is below n * eps * sum |x|;
@@ -96,7 +92,7 @@ void expect_same(const Tensor& got, const Tensor& want, const std::string& what)
 }
 
 TEST(WebGpuReduce, LongMaxMinArgAcrossChunksMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   std::vector<float> v = normals(size_t(kRows * kLen), 11);
   // Row 0: the maximum and the minimum three times each, in chunks far apart.
   for (int64_t i : {int64_t(5000), int64_t(600000), kLen - 3}) {
@@ -121,7 +117,7 @@ TEST(WebGpuReduce, LongMaxMinArgAcrossChunksMatchCpu) {
 }
 
 TEST(WebGpuReduce, LongAnyAllAndIntegerSumsMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const size_t n = size_t(kRows * kLen);
   // One true element late in row 1, one false element late in row 2.
   std::vector<uint8_t> flags(n, 0);

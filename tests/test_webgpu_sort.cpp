@@ -28,10 +28,6 @@
 namespace numr {
 namespace {
 
-#define REQUIRE_WEBGPU() \
-  std::string why_;      \
-  if (!test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_
-
 const Device kGpu = Device::webgpu(0);
 constexpr DType kSortable[] = {DType::F32, DType::F16, DType::BF16,
                                DType::I64, DType::I32, DType::U8};
@@ -120,30 +116,8 @@ Tensor make_rows(int64_t rows, int64_t n, DType t, int spread, uint64_t seed) {
   }
 }
 
-// sort (both directions), argsort and topk (both ends, each k) of x on WebGPU, through its
-// kernel, and on the CPU.
-void expect_sorts_match(const Tensor& x, const std::vector<int64_t>& ks, const std::string& what,
-                        bool with_argsort = true) {
-  ASSERT_TRUE(backend_for(kGpu).supports(OpId::sort, x.dtype())) << what;
-  const Tensor xg = x.to(kGpu);
-  for (bool desc : {false, true}) {
-    const std::string w = what + (desc ? " descending" : " ascending");
-    const SortResult got = sort(xg, -1, desc), want = sort(x, -1, desc);
-    test::expect_same_bits(got.values, want.values, w + " values");
-    test::expect_same_bits(got.indices, want.indices, w + " indices");
-    if (with_argsort) test::expect_same_bits(argsort(xg, -1, desc), want.indices, w + " argsort");
-    for (int64_t k : ks) {
-      const std::string wk =
-          what + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest");
-      const SortResult tg = topk(xg, k, -1, desc), tw = topk(x, k, -1, desc);
-      test::expect_same_bits(tg.values, tw.values, wk + " values");
-      test::expect_same_bits(tg.indices, tw.indices, wk + " indices");
-    }
-  }
-}
-
 TEST(WebGpuSort, KernelsListedForEverySortableDtype) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const Backend& be = backend_for(kGpu);
   for (DType t : kSortable)
     for (OpId op : {OpId::sort, OpId::argsort, OpId::topk, OpId::searchsorted})
@@ -159,34 +133,36 @@ TEST(WebGpuSort, KernelsListedForEverySortableDtype) {
 }
 
 TEST(WebGpuSort, RowLengthsAroundTheTilesMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 1;
   for (DType t : kSortable)
     for (int64_t n : {1, 2, 3, 1000, 1023, 1024, 1025, 2048, 2049, 4097}) {
       const int64_t rows = n >= 2048 ? 2 : 3;
       // Few distinct values (ties everywhere), then many.
       for (int spread : {4, 100})
-        expect_sorts_match(make_rows(rows, n, t, spread, seed++), {1, std::min<int64_t>(n, 50), n},
-                           name_of(t, rows, n) + " spread " + std::to_string(spread));
+        test::expect_sorts_match(make_rows(rows, n, t, spread, seed++), kGpu,
+                                 {1, std::min<int64_t>(n, 50), n},
+                                 name_of(t, rows, n) + " spread " + std::to_string(spread));
     }
 }
 
 TEST(WebGpuSort, RowsMergedInGlobalMemoryMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 50;
   // 65537 pads to 2^17: merge stages of one to six strides above a tile, so global passes
   // of one, two and three strides.
   for (DType t : kSortable)
-    expect_sorts_match(make_rows(1, 65537, t, 300, seed++), {3000}, name_of(t, 1, 65537), false);
+    test::expect_sorts_match(make_rows(1, 65537, t, 300, seed++), kGpu, {3000},
+                             name_of(t, 1, 65537), false);
   // Several rows in one scratch buffer, each row's own stages.
-  expect_sorts_match(make_rows(3, 20000, DType::F32, 50, seed++), {}, name_of(DType::F32, 3, 20000),
-                     false);
-  expect_sorts_match(make_rows(3, 9000, DType::I64, 50, seed++), {}, name_of(DType::I64, 3, 9000),
-                     false);
+  test::expect_sorts_match(make_rows(3, 20000, DType::F32, 50, seed++), kGpu, {},
+                           name_of(DType::F32, 3, 20000), false);
+  test::expect_sorts_match(make_rows(3, 9000, DType::I64, 50, seed++), kGpu, {},
+                           name_of(DType::I64, 3, 9000), false);
 }
 
 TEST(WebGpuSort, OneLargeRowMatchesCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const int64_t n = int64_t(1) << 20;
   const Tensor x = make_rows(1, n, DType::F32, 100000, 7);
   const Tensor xg = x.to(kGpu);
@@ -199,16 +175,16 @@ TEST(WebGpuSort, OneLargeRowMatchesCpu) {
 }
 
 TEST(WebGpuSort, ManyRowsMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 100;
   for (DType t : kSortable)
     for (const auto& [rows, n] : std::vector<std::pair<int64_t, int64_t>>{
              {20000, 8}, {4099, 3}, {513, 64}, {7000, 1}, {33, 700}})
-      expect_sorts_match(make_rows(rows, n, t, 3, seed++), {1, n}, name_of(t, rows, n));
+      test::expect_sorts_match(make_rows(rows, n, t, 3, seed++), kGpu, {1, n}, name_of(t, rows, n));
 }
 
 TEST(WebGpuSort, OtherDimsAndOffsetsMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   for (DType t : kSortable) {
     // An odd row length puts packed rows at every lane of a word. Sorting along dim 0 moves
     // it last with a strided copy, which must keep NaN payloads too.
@@ -218,21 +194,17 @@ TEST(WebGpuSort, OtherDimsAndOffsetsMatchCpu) {
         const std::string w = std::string(dtype_name(t)) + " dim " + std::to_string(dim) +
                               (desc ? " descending" : "");
         const SortResult got = sort(x.to(kGpu), dim, desc), want = sort(x, dim, desc);
-        test::expect_same_bits(got.values, want.values, w + " values");
-        test::expect_same_bits(got.indices, want.indices, w + " indices");
+        test::expect_same_bits(got, want, w);
       }
     // Rows of a contiguous view that starts inside its buffer.
     const Tensor view_g = x.to(kGpu).narrow(0, 3, 37), view = x.narrow(0, 3, 37);
     const SortResult got = sort(view_g, -1), want = sort(view, -1);
-    test::expect_same_bits(got.values, want.values,
-                           std::string(dtype_name(t)) + " offset view values");
-    test::expect_same_bits(got.indices, want.indices,
-                           std::string(dtype_name(t)) + " offset view indices");
+    test::expect_same_bits(got, want, std::string(dtype_name(t)) + " offset view");
   }
 }
 
 TEST(WebGpuSort, SortedTwiceIsTheSame) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   const Tensor x = make_rows(3, 5000, DType::BF16, 20, 5).to(kGpu);
   const SortResult a = sort(x, -1, true), b = sort(x, -1, true);
   test::expect_same_bits(a.values, b.values, "values");
@@ -240,7 +212,7 @@ TEST(WebGpuSort, SortedTwiceIsTheSame) {
 }
 
 TEST(WebGpuSearchSorted, BothSidesMatchCpu) {
-  REQUIRE_WEBGPU();
+  NUMR_WEBGPU_OR_SKIP();
   uint64_t seed = 200;
   for (DType t : kSortable)
     for (const auto& [rows, n, m] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{

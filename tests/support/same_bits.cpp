@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/backend.h"
+
 namespace numr::test {
 
 void expect_same_bits(const Tensor& got, const Tensor& want, const std::string& what) {
@@ -28,6 +30,29 @@ void expect_same_bits(const Tensor& got, const Tensor& want, const std::string& 
         }
     }
   });
+}
+
+void expect_same_bits(const SortResult& got, const SortResult& want, const std::string& what) {
+  expect_same_bits(got.values, want.values, what + " values");
+  expect_same_bits(got.indices, want.indices, what + " indices");
+}
+
+void expect_sorts_match(const Tensor& x, Device dev, const std::vector<int64_t>& ks,
+                        const std::string& what, bool with_argsort) {
+  ASSERT_TRUE(backend_for(dev).supports(OpId::sort, x.dtype())) << what;
+  const Tensor xg = x.to(dev);
+  for (bool desc : {false, true}) {
+    const std::string w = what + (desc ? " descending" : " ascending");
+    const SortResult got = sort(xg, -1, desc), want = sort(x, -1, desc);
+    expect_same_bits(got, want, w);
+    if (with_argsort) expect_same_bits(argsort(xg, -1, desc), want.indices, w + " argsort");
+    for (int64_t k : ks) {
+      const std::string wk =
+          what + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest");
+      const SortResult tg = topk(xg, k, -1, desc), tw = topk(x, k, -1, desc);
+      expect_same_bits(tg, tw, wk);
+    }
+  }
 }
 
 }  // namespace numr::test

@@ -20,3 +20,10 @@ inline webgpu::Context* usable_webgpu(std::string* why) {
 }
 
 }  // namespace numr::test
+
+// Skips the calling test, naming the reason, where no WebGPU device is usable.
+#define NUMR_WEBGPU_OR_SKIP()                                                                     \
+  do {                                                                                            \
+    std::string why_;                                                                             \
+    if (!::numr::test::usable_webgpu(&why_)) GTEST_SKIP() << "no usable WebGPU device: " << why_; \
+  } while (0)
