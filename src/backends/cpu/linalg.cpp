@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/blas_threads.h"
 #include "core/linalg_backend.h"
 #include "core/real_of.h"
 #include "core/thread_pool.h"
@@ -267,6 +268,7 @@ template <class F>
 void for_each_matrix(int64_t batch, int64_t elems, F&& f) {
   constexpr int64_t kSmall = 128 * 128;
   if (batch > 1 && elems <= kSmall) {
+    const cpu::BlasSingleThreaded one_blas_thread;
     ThreadPool::instance().parallel_for(batch, 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) f(i);
     });
