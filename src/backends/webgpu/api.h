@@ -288,6 +288,7 @@ inline constexpr WGPUFlags kBufferUsageMapRead = 0x1, kBufferUsageMapWrite = 0x2
   X(wgpuQueueRelease, void, WGPUQueue)                                                             \
   X(wgpuBufferMapAsync, WGPUFuture, WGPUBuffer, WGPUFlags, size_t, size_t, WGPUCallbackInfo)       \
   X(wgpuBufferGetConstMappedRange, const void*, WGPUBuffer, size_t, size_t)                        \
+  X(wgpuBufferGetMappedRange, void*, WGPUBuffer, size_t, size_t)                                   \
   X(wgpuBufferUnmap, void, WGPUBuffer)                                                             \
   X(wgpuBufferDestroy, void, WGPUBuffer)                                                           \
   X(wgpuBufferRelease, void, WGPUBuffer)                                                           \

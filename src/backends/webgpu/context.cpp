@@ -13,6 +13,10 @@ namespace numr::webgpu {
 
 namespace {
 
+// Dispatches and copies recorded per submit, and the parameter words each encoder holds.
+constexpr int kMaxRecorded = 64;
+constexpr uint64_t kArenaWords = uint64_t(1) << 14;
+
 WGPUStringView view(const char* s) { return WGPUStringView{s, kStrlen}; }
 std::string text(WGPUStringView v) {
   if (!v.data) return {};
@@ -266,11 +270,12 @@ void Context::wait(WGPUFuture f, const char* what) {
   }
 }
 
-WGPUBuffer Context::raw_buffer(uint64_t size, WGPUFlags usage, const char* label) {
+WGPUBuffer Context::raw_buffer(uint64_t size, WGPUFlags usage, const char* label, bool mapped) {
   WGPUBufferDescriptor d{};
   d.label = view(label);
   d.usage = usage;
   d.size = size;
+  d.mappedAtCreation = mapped;
   api_.wgpuDevicePushErrorScope(device_, kErrorFilterOutOfMemory);
   WGPUBuffer b = api_.wgpuDeviceCreateBuffer(device_, &d);
   StatusReply r;
@@ -364,8 +369,13 @@ WGPUCommandEncoder Context::encoder() {
 void Context::write(Buffer* dst, size_t offset, const void* src, size_t nbytes) {
   if (nbytes == 0) return;
   std::lock_guard<std::recursive_mutex> lock(mu_);
-  // Recorded work that reads dst must see its old contents: submit it before the write.
-  flush();
+  // A queue write into a buffer that earlier work used waits until that work has finished:
+  // on NVIDIA's Vulkan driver, writes issued while it ran were seen to lose words to it.
+  // Work only recorded is submitted first either way, so it still reads the old contents.
+  if (dst->used)
+    synchronize();
+  else
+    flush();
   const uint64_t lo = offset / 4 * 4, hi = round_up(offset + nbytes, 4);
   if (lo == offset && hi == offset + nbytes) {
     api_.wgpuQueueWriteBuffer(queue_, dst->buffer, offset, src, nbytes);
@@ -388,6 +398,7 @@ void Context::read(void* dst, const Buffer* src, size_t offset, size_t nbytes) {
     staging_size_ = round_up(std::max<uint64_t>(hi - lo, uint64_t(1) << 16), 1 << 16);
     staging_ = raw_buffer(staging_size_, kBufferUsageMapRead | kBufferUsageCopyDst, "numr staging");
   }
+  src->used = true;
   api_.wgpuCommandEncoderCopyBufferToBuffer(encoder(), src->buffer, lo, staging_, 0, hi - lo);
   ++recorded_;
   flush();
@@ -410,8 +421,26 @@ void Context::read(void* dst, const Buffer* src, size_t offset, size_t nbytes) {
 
 void Context::fill_bytes(Buffer* dst, size_t nbytes, uint8_t value) {
   if (nbytes == 0) return;
-  const std::vector<uint8_t> bytes(nbytes, value);
-  write(dst, 0, bytes.data(), nbytes);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  // A kernel rather than a queue write: it is ordered with the recorded work, so it never
+  // waits for the queue (test builds fill every allocation so).
+  if (!fill_pipeline_)
+    fill_pipeline_ = make_pipeline(
+        "var<private> numr_zero: u32;\n"
+        "@group(0) @binding(0) var<storage, read> P: array<u32>;\n"
+        "@group(0) @binding(1) var<storage, read_write> D: array<u32>;\n"
+        "@compute @workgroup_size(256)\n"
+        "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: "
+        "vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n"
+        "  let i = (wg.x + wg.y * nwg.x) * 256u + lid;\n"
+        "  if (i < P[0]) { D[i] = P[1]; }\n"
+        "}\n",
+        "fill_bytes");
+  const uint64_t words = round_up(nbytes, 4) / 4;
+  const uint32_t pattern = uint32_t(value) * 0x01010101u;
+  const uint32_t params[] = {uint32_t(words), pattern};
+  const Binding out{dst, true};
+  dispatch(fill_pipeline_, std::span<const Binding>(&out, 1), params, (words + 255) / 256);
 }
 
 WGPUComputePipeline Context::make_pipeline(const std::string& wgsl, const std::string& label) {
@@ -455,14 +484,13 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
   // The parameters and a zero word after them, which shaders read as a zero their
   // compiler cannot fold (codegen/wgsl/value.h).
   const uint64_t words = params.size() + 1;
-  constexpr int kMaxRecorded = 64;
-  constexpr uint64_t kArenaWords = 1 << 16;
+  if (words > kArenaWords)
+    fail<BackendLimitation>(current_op("webgpu"), "webgpu: ", words, " parameter words exceed ",
+                            kArenaWords);
   if (recorded_ >= kMaxRecorded || round_up(arena_host_.size(), align) + words > kArenaWords)
     flush();
-  if (!arena_) {
-    arena_size_ = kArenaWords * 4;
-    arena_ = raw_buffer(arena_size_, kBufferUsageStorage | kBufferUsageCopyDst, "numr params");
-  }
+  if (!arena_) arena_ = raw_buffer(kArenaWords * 4, kBufferUsageStorage, "numr params", true);
+  for (const Binding& b : buffers) b.buffer->used = true;
   for (const Binding& b : buffers)
     if (b.buffer->bound > limits_.maxStorageBufferBindingSize)
       fail<BackendLimitation>(current_op("webgpu"), "webgpu: a tensor of ", b.buffer->bound,
@@ -519,8 +547,11 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
 void Context::flush() {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   if (!encoder_) return;
-  if (!arena_host_.empty())
-    api_.wgpuQueueWriteBuffer(queue_, arena_, 0, arena_host_.data(), arena_host_.size() * 4);
+  if (arena_) {
+    if (void* p = api_.wgpuBufferGetMappedRange(arena_, 0, size_t(kArenaWords * 4)))
+      std::memcpy(p, arena_host_.data(), arena_host_.size() * 4);
+    api_.wgpuBufferUnmap(arena_);  // without a range Dawn reported why; check_errors raises it
+  }
   WGPUCommandBuffer cb = api_.wgpuCommandEncoderFinish(encoder_, nullptr);
   api_.wgpuCommandEncoderRelease(encoder_);
   encoder_ = nullptr;
@@ -529,6 +560,10 @@ void Context::flush() {
   if (cb) {
     api_.wgpuQueueSubmit(queue_, 1, &cb);
     api_.wgpuCommandBufferRelease(cb);
+  }
+  if (arena_) {
+    api_.wgpuBufferRelease(arena_);  // the submitted work keeps it until it has run
+    arena_ = nullptr;
   }
   check_errors();
 }

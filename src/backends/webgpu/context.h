@@ -25,6 +25,9 @@ struct Buffer {
   WGPUBuffer buffer = nullptr;
   uint64_t size = 0;   // bytes, a multiple of 4 and at least 4
   uint64_t bound = 0;  // bytes a dispatch binds: the request rounded up to 4
+  // Recorded work has used it (as a binding or a copy's source): a queue write into it
+  // waits for that work first (Context::write).
+  mutable bool used = false;
 };
 
 // A storage buffer bound to a dispatch, in binding order after the parameters (binding 0).
@@ -82,7 +85,8 @@ class Context {
   void open_adapter_and_device();
   void wait(WGPUFuture f, const char* what);
   WGPUCommandEncoder encoder();
-  WGPUBuffer raw_buffer(uint64_t size, WGPUFlags usage, const char* label);
+  // A new buffer; `mapped` creates it mapped for writing (size a multiple of 4).
+  WGPUBuffer raw_buffer(uint64_t size, WGPUFlags usage, const char* label, bool mapped = false);
 
   const Api& api_;
   WGPUInstance instance_ = nullptr;
@@ -94,12 +98,14 @@ class Context {
   uint32_t backend_type_ = 0;
 
   std::recursive_mutex mu_;
-  // Recorded work not yet submitted, and its parameters (written into arena_ at flush).
+  // Recorded work not yet submitted, and its parameters: arena_ is a new buffer for each
+  // encoder, created mapped and filled from arena_host_ at flush, so no queue write ever
+  // lands in parameters that earlier work may still be reading (see write()).
   WGPUCommandEncoder encoder_ = nullptr;
   int recorded_ = 0;
   std::vector<uint32_t> arena_host_;
   WGPUBuffer arena_ = nullptr;
-  uint64_t arena_size_ = 0;
+  WGPUComputePipeline fill_pipeline_ = nullptr;
   // Read-back staging buffer, reused and grown as needed.
   WGPUBuffer staging_ = nullptr;
   uint64_t staging_size_ = 0;
