@@ -29,11 +29,19 @@ const char* type_name(Type t) {
 // WGSL's x / y is only promised to 2.5 ulp, and only for |y| in [2^-126, 2^126]; a device
 // that flushes subnormals loses x / y outright where 1 / y is one. So the operands are
 // scaled by powers of two until x, y, the quotient q and their halves stay normal, and q is
-// corrected once by the residual x - q y, which Dekker's product over 12-bit halves gives
-// exactly without relying on a fused fma. Where q is 0 or the step is not finite, q stands.
+// corrected by the residual x - q y, which Dekker's product over 12-bit halves gives
+// exactly without relying on a fused fma. The correction divides approximately too, which
+// can leave the last bit wrong near a half-way point; a final step compares the exact
+// residual with the half-way point's and moves one ulp where it lies beyond. Where q is 0 or
+// a step is not finite, q stands.
 const char* f32_functions() {
   return R"(fn numr_f32_hi(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0xfffff000u); }
 fn numr_f32_sub(x: f32, y: f32) -> f32 { return x - bitcast<f32>(bitcast<u32>(y) + numr_zero); }
+fn numr_f32_prod_err(q: f32, b: f32, bh: f32, bl: f32, p: f32) -> f32 {
+  let qh = numr_f32_hi(q);
+  let ql = numr_f32_sub(q, qh);
+  return ((numr_f32_sub(qh * bh, p) + qh * bl) + ql * bh) + ql * bl;
+}
 fn numr_f32_div(x: f32, y: f32) -> f32 {
   let ax = bitcast<u32>(x) & 0x7fffffffu;
   let ay = bitcast<u32>(y) & 0x7fffffffu;
@@ -46,17 +54,26 @@ fn numr_f32_div(x: f32, y: f32) -> f32 {
   let small_q = (bitcast<u32>(a / b) & 0x7fffffffu) < 0x0d800000u;
   a = select(a, a * 0x1p64f, small_q);
   let q = a / b;
-  let qh = numr_f32_hi(q);
-  let ql = numr_f32_sub(q, qh);
   let bh = numr_f32_hi(b);
   let bl = numr_f32_sub(b, bh);
   let p = q * b;
-  let e = ((numr_f32_sub(qh * bh, p) + qh * bl) + ql * bh) + ql * bl;
-  let c = q + numr_f32_sub(numr_f32_sub(a, p), e) / b;
+  let c = q + numr_f32_sub(numr_f32_sub(a, p), numr_f32_prod_err(q, b, bh, bl, p)) / b;
+  // The exact residual of c against that of the half-way point to its neighbour n toward
+  // the quotient: (a - c b) - ec beyond t = (n - c) / 2 * b, decided as (a - c b) - t vs ec.
+  let pc = c * b;
+  let ec = numr_f32_prod_err(c, b, bh, bl, pc);
+  let rest = numr_f32_sub(a, pc);
+  let up = (numr_f32_sub(rest, ec) > 0.0) == (b > 0.0);
+  let n = bitcast<f32>(select(bitcast<u32>(c) - 1u, bitcast<u32>(c) + 1u, (c > 0.0) == up));
+  let t = numr_f32_sub(n, c) * 0.5 * b;
+  let beyond = numr_f32_sub(rest, t);
+  let step = select((beyond < ec), (beyond > ec), (t > 0.0)) && numr_f32_sub(rest, ec) != 0.0;
+  let c2 = select(c, n, step);
   let inf = 0x7f800000u;
-  let fix = q != 0.0 && (bitcast<u32>(q) & inf) != inf && (bitcast<u32>(c) & inf) != inf;
+  let fix = q != 0.0 && (bitcast<u32>(q) & inf) != inf && (bitcast<u32>(c2) & inf) != inf &&
+            (bitcast<u32>(c) & inf) != inf;
   // Back by the scales: 2^64 up or up to three 2^-64 down, never both.
-  var r = select(q, c, fix) * select(1.0, 0x1p64f, tiny_y && !tiny_x);
+  var r = select(q, c2, fix) * select(1.0, 0x1p64f, tiny_y && !tiny_x);
   r = r * select(1.0, 0x1p-64f, tiny_x && !tiny_y);
   r = r * select(1.0, 0x1p-64f, big_y);
   return r * select(1.0, 0x1p-64f, small_q);
