@@ -6,7 +6,6 @@
 #include "numr/complex.h"
 #include "numr/conv.h"
 #include "numr/device.h"
-#include "numr/distributed.h"
 #include "numr/distributions.h"
 #include "numr/dtype.h"
 #include "numr/error.h"

@@ -5,6 +5,7 @@
 // program exits 77 (skipped) with the reason when the transport it is asked for is missing
 // or the world has fewer than 2 ranks, so it never passes without communicating.
 #include <gtest/gtest.h>
+#include <numr/distributed.h>
 #include <numr/numr.h>
 
 #include <cmath>
