@@ -309,6 +309,13 @@ int main(int argc, char** argv) {
       std::printf("SKIPPED: %s\n", why.c_str());
       return 77;
     }
+    int gpus = 0;
+    for (const Device& a : available_devices()) gpus += a.type == DeviceType::Cuda;
+    if (gpus < 2) {
+      std::printf("SKIPPED: NCCL %d is here, but %d usable GPU%s (2 needed)\n",
+                  dist::nccl_version(), gpus, gpus == 1 ? "" : "s");
+      return 77;
+    }
   } else if (std::string why; !dist::mpi_available(&why)) {
     std::printf("SKIPPED: %s\n", why.c_str());
     return 77;
