@@ -67,12 +67,11 @@ TEST(DistributedLoader, MissingNcclIsBackendUnavailableWithTheReason) {
     std::string why;
     EXPECT_FALSE(dist::nccl_available(&why));
     EXPECT_TRUE(starts_with(why, "[nccl]")) << why;
-    const std::string e = error_of<BackendUnavailable>([] {
-      dist::nccl_communicator(Device::cuda(0), 0, 2, dist::UniqueId{});
-    });
+    const std::string e = error_of<BackendUnavailable>(
+        [] { dist::nccl_communicator(Device::cuda(0), 0, 2, dist::UniqueId{}); });
     EXPECT_TRUE(starts_with(e, "[nccl]")) << e;
-    EXPECT_TRUE(starts_with(error_of<BackendUnavailable>([] { dist::nccl_unique_id(); }),
-                            "[nccl]"));
+    EXPECT_TRUE(
+        starts_with(error_of<BackendUnavailable>([] { dist::nccl_unique_id(); }), "[nccl]"));
   }
 }
 
@@ -82,9 +81,9 @@ TEST(DistributedLoader, NcclIsLookedForWherePythonKeepsIt) {
   ASSERT_FALSE(c.empty());
   EXPECT_EQ(c.front(), "libnccl.so.2");  // the loader's path first
   EXPECT_NE(std::find(c.begin(), c.end(), "/usr/local/cuda/lib64/libnccl.so.2"), c.end());
-  EXPECT_NE(std::find(c.begin(), c.end(),
-                      "/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2"),
-            c.end());
+  EXPECT_NE(
+      std::find(c.begin(), c.end(), "/usr/lib/python3/dist-packages/nvidia/nccl/lib/libnccl.so.2"),
+      c.end());
 }
 
 TEST(DistributedLoader, MissingMpiIsBackendUnavailableWithTheReason) {
@@ -103,8 +102,8 @@ TEST(DistributedLocal, EveryCollectiveIsTheIdentity) {
   EXPECT_EQ(comm->rank(), 0);
   EXPECT_EQ(comm->world_size(), 1);
   EXPECT_EQ(comm->backend(), "local");
-  for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
-                  DType::U8}) {
+  for (DType t :
+       {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::U8}) {
     const std::vector<double> v = {1, 2, 3, 4, 5, 6};
     for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min}) {
       Tensor x = Tensor::from_vector(v, {2, 3}).cast(t);
@@ -193,9 +192,8 @@ TEST(DistributedUniqueId, HexAndFileRoundTrip) {
   EXPECT_EQ(dist::unique_id_from_hex(hex), id);
   EXPECT_THROW(dist::unique_id_from_hex("abc"), InvalidArgument);
   EXPECT_THROW(dist::unique_id_from_hex(std::string(256, 'g')), InvalidArgument);
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("numr-id-" + std::to_string(::getpid())))
-                               .string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("numr-id-" + std::to_string(::getpid()))).string();
   dist::write_unique_id(path, id);
   EXPECT_EQ(dist::read_unique_id(path, 1.0), id);
   std::filesystem::remove(path);
@@ -211,9 +209,8 @@ TEST(DistributedEnv, JoinsTheWorldTheLauncherDescribes) {
     ScopedEnv w("NUMR_WORLD_SIZE", "2"), r("NUMR_RANK", "1");
     EXPECT_TRUE(starts_with(error_of<InvalidArgument>([] { dist::init_from_env(Device::cpu()); }),
                             "[init_from_env] CPU ranks communicate over MPI"));
-    EXPECT_TRUE(starts_with(
-        error_of<InvalidArgument>([] { dist::init_from_env(Device::cuda(0)); }),
-        "[init_from_env] NUMR_WORLD_SIZE=2 needs the NCCL unique id"));
+    EXPECT_TRUE(starts_with(error_of<InvalidArgument>([] { dist::init_from_env(Device::cuda(0)); }),
+                            "[init_from_env] NUMR_WORLD_SIZE=2 needs the NCCL unique id"));
   }
   {
     ScopedEnv w("NUMR_WORLD_SIZE", "2");
@@ -249,13 +246,14 @@ TEST(DistributedDataParallel, WorldOfOneKeepsTheGradients) {
     // A parameter no gradient reached gets zeros, as it would from the other ranks.
     EXPECT_EQ(g[unused].to_vector<float>(), (std::vector<float>{0}));
   }
-  EXPECT_TRUE(starts_with(
-      error_of<InvalidArgument>([&] { dist::DataParallel bad(*comm, {w, w}); }),
-      "[DataParallel] parameter 1 is listed twice"));
+  EXPECT_TRUE(starts_with(error_of<InvalidArgument>([&] {
+                            dist::DataParallel bad(*comm, {w, w});
+                          }),
+                          "[DataParallel] parameter 1 is listed twice"));
   Var constant(Tensor::from_vector<float>({1}, {1}), false);
-  EXPECT_TRUE(starts_with(
-      error_of<InvalidArgument>([&] { dist::DataParallel bad(*comm, {constant}); }),
-      "[DataParallel] parameter 0 is not a leaf that requires grad"));
+  EXPECT_TRUE(
+      starts_with(error_of<InvalidArgument>([&] { dist::DataParallel bad(*comm, {constant}); }),
+                  "[DataParallel] parameter 0 is not a leaf that requires grad"));
 }
 
 }  // namespace

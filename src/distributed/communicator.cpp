@@ -11,7 +11,6 @@ namespace numr::dist {
 
 namespace {
 
-
 // What travels: the real dtype and element count (a complex element is two reals).
 struct Wire {
   DType dtype;
@@ -31,8 +30,8 @@ void* data(const Tensor& t) {
 void check_tensor(std::string_view op, const Communicator& c, const Tensor& t, bool written) {
   if (!t.defined()) fail<InvalidArgument>(op, "undefined tensor");
   if (t.device() != c.device())
-    fail<DeviceMismatch>(op, "tensor on ", t.device().str(), ", communicator on ",
-                         c.device().str(), " (", c.backend(), ")");
+    fail<DeviceMismatch>(op, "tensor on ", t.device().str(), ", communicator on ", c.device().str(),
+                         " (", c.backend(), ")");
   if (written && !t.is_contiguous())
     fail<NotContiguous>(op, "the tensor written to must be contiguous (shape ",
                         shape_str(t.shape()), ")");
@@ -117,9 +116,9 @@ Work Communicator::all_gather(const Tensor& in, Tensor& out, bool async) {
   check_tensor("all_gather", *this, out, true);
   check_same_dtype("all_gather", in, out);
   if (!stacked(out.shape(), in.shape(), world_size()))
-    fail<ShapeMismatch>("all_gather", "output ", shape_str(out.shape()), " is not ",
-                        world_size(), " inputs ", shape_str(in.shape()),
-                        " stacked (world size ", world_size(), ")");
+    fail<ShapeMismatch>("all_gather", "output ", shape_str(out.shape()), " is not ", world_size(),
+                        " inputs ", shape_str(in.shape()), " stacked (world size ", world_size(),
+                        ")");
   if (in.numel() == 0) return Work();
   const Tensor src = in.contiguous();
   const Wire w = wire(src);
@@ -132,14 +131,13 @@ Work Communicator::reduce_scatter(const Tensor& in, Tensor& out, ReduceOp op, bo
   check_same_dtype("reduce_scatter", in, out);
   check_reduce("reduce_scatter", out.dtype(), op);
   if (!stacked(in.shape(), out.shape(), world_size()))
-    fail<ShapeMismatch>("reduce_scatter", "input ", shape_str(in.shape()), " is not ",
-                        world_size(), " outputs ", shape_str(out.shape()),
-                        " stacked (world size ", world_size(), ")");
+    fail<ShapeMismatch>("reduce_scatter", "input ", shape_str(in.shape()), " is not ", world_size(),
+                        " outputs ", shape_str(out.shape()), " stacked (world size ", world_size(),
+                        ")");
   if (out.numel() == 0) return Work();
   const Tensor src = in.contiguous();
   const Wire w = wire(out);
-  return transport_->reduce_scatter(data(src), data(out), w.count, w.dtype, op, async,
-                                    {src, out});
+  return transport_->reduce_scatter(data(src), data(out), w.count, w.dtype, op, async, {src, out});
 }
 
 Work Communicator::send(const Tensor& t, int peer, bool async) {

@@ -75,8 +75,7 @@ struct DataParallel::State {
   }
 };
 
-DataParallel::DataParallel(Communicator& comm, std::vector<Var> params,
-                           DataParallelOptions options)
+DataParallel::DataParallel(Communicator& comm, std::vector<Var> params, DataParallelOptions options)
     : state_(std::make_shared<State>(comm, std::move(params))) {
   State& st = *state_;
   if (st.params.empty()) fail<InvalidArgument>("DataParallel", "no parameters");

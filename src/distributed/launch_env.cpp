@@ -43,8 +43,8 @@ std::string to_hex(const UniqueId& id) {
 UniqueId unique_id_from_hex(const std::string& hex) {
   UniqueId id{};
   if (hex.size() != 2 * id.size())
-    fail<InvalidArgument>("unique_id_from_hex", "expected ", 2 * id.size(),
-                          " hex digits, got ", hex.size());
+    fail<InvalidArgument>("unique_id_from_hex", "expected ", 2 * id.size(), " hex digits, got ",
+                          hex.size());
   auto nibble = [&](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -69,8 +69,7 @@ void write_unique_id(const std::string& path, const UniqueId& id) {
 }
 
 UniqueId read_unique_id(const std::string& path, double timeout_s) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     std::ifstream f(path);
     std::string hex;
@@ -105,8 +104,7 @@ std::unique_ptr<Communicator> init_from_env(Device device) {
     auto comm = mpi_communicator();
     if (comm->world_size() != world || comm->rank() != rank)
       fail<InvalidArgument>("init_from_env", "world size mismatch: MPI has rank ", comm->rank(),
-                            " of ", comm->world_size(), ", the environment ", rank, " of ",
-                            world);
+                            " of ", comm->world_size(), ", the environment ", rank, " of ", world);
     return comm;
   }
   if (device.type != DeviceType::Cuda)

@@ -32,8 +32,12 @@ void reduce_half(void* in, void* inout, int* len, F f) {
 double add(double a, double b) { return a + b; }
 double mul(double a, double b) { return a * b; }
 // NaN propagates, as NCCL's max and min do.
-double max_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b); }
-double min_nan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b); }
+double max_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::fmax(a, b);
+}
+double min_nan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::fmin(a, b);
+}
 
 #define NUMR_HALF_OP(Name, H, F) \
   void Name(void* in, void* inout, int* len, MPI_Datatype*) { reduce_half<H>(in, inout, len, F); }
@@ -60,7 +64,8 @@ void divide(void* p, size_t n, DType t, double d) {
       for (size_t i = 0; i < n; ++i) static_cast<double*>(p)[i] /= d;
       break;
     case DType::F32:
-      for (size_t i = 0; i < n; ++i) static_cast<float*>(p)[i] = float(static_cast<float*>(p)[i] / d);
+      for (size_t i = 0; i < n; ++i)
+        static_cast<float*>(p)[i] = float(static_cast<float*>(p)[i] / d);
       break;
     case DType::F16:
       for (size_t i = 0; i < n; ++i) {
@@ -133,8 +138,8 @@ class MpiTransport : public Transport {
   Device device() const override { return Device::cpu(); }
   const char* name() const override { return "mpi"; }
 
-  Work all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                  bool async, std::vector<Tensor> keep) override {
+  Work all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, bool async,
+                  std::vector<Tensor> keep) override {
     MPI_Request req = nullptr;
     check(m_.iallreduce(send == recv ? MPI_IN_PLACE : send, recv, as_int(count, "all_reduce"),
                         type(dtype), reduce_op(dtype, op), comm_, &req),
@@ -220,7 +225,8 @@ class MpiTransport : public Transport {
       MPI_User_function* fns[2][4] = {{f16_sum, f16_prod, f16_max, f16_min},
                                       {bf16_sum, bf16_prod, bf16_max, bf16_min}};
       for (int d = 0; d < 2; ++d)
-        for (int o = 0; o < 4; ++o) check(m_.op_create(fns[d][o], 1, &ops[d][o]), "mpi", "MPI_Op_create");
+        for (int o = 0; o < 4; ++o)
+          check(m_.op_create(fns[d][o], 1, &ops[d][o]), "mpi", "MPI_Op_create");
     });
     const int o = op == ReduceOp::Prod ? 1 : op == ReduceOp::Max ? 2 : op == ReduceOp::Min ? 3 : 0;
     return ops[t == DType::BF16 ? 1 : 0][o];

@@ -54,12 +54,12 @@ using PfnCommGetAsyncError = ncclResult_t (*)(ncclComm_t, ncclResult_t*);
 using PfnGetErrorString = const char* (*)(ncclResult_t);
 using PfnAllReduce = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
                                       ncclComm_t, Stream);
-using PfnBroadcast = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int,
-                                      ncclComm_t, Stream);
+using PfnBroadcast = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, int, ncclComm_t,
+                                      Stream);
 using PfnAllGather = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclComm_t,
                                       Stream);
-using PfnReduceScatter = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t,
-                                          ncclRedOp_t, ncclComm_t, Stream);
+using PfnReduceScatter = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t,
+                                          ncclComm_t, Stream);
 using PfnSend = ncclResult_t (*)(const void*, size_t, ncclDataType_t, int, ncclComm_t, Stream);
 using PfnRecv = ncclResult_t (*)(void*, size_t, ncclDataType_t, int, ncclComm_t, Stream);
 using PfnGroupStart = ncclResult_t (*)();

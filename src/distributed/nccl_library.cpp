@@ -84,7 +84,8 @@ std::vector<std::string> nccl_candidates() {
   if (const char* env = std::getenv("NUMR_NCCL"); env && *env) return {env};
   std::vector<std::string> out = {kName};
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* v = std::getenv(var); v && *v) out.push_back(std::string(v) + "/lib64/" + kName);
+    if (const char* v = std::getenv(var); v && *v)
+      out.push_back(std::string(v) + "/lib64/" + kName);
   out.push_back(std::string("/usr/local/cuda/lib64/") + kName);
   std::vector<std::string> site_dirs;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"})
@@ -125,8 +126,7 @@ void check(ncclResult_t r, std::string_view op, std::string_view call) {
   if (r == ncclSuccess) return;
   const Nccl* n = try_nccl();
   const char* what = n ? n->get_error_string(r) : nullptr;
-  fail<BackendError>(op, call, ": ", what ? what : "NCCL error", " (ncclResult_t ", int(r),
-                     ")");
+  fail<BackendError>(op, call, ": ", what ? what : "NCCL error", " (ncclResult_t ", int(r), ")");
 }
 
 }  // namespace numr::dist::nccl

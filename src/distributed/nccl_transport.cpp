@@ -54,7 +54,8 @@ class NcclWork : public Work::Impl {
     } catch (...) {  // a destructor must not throw; wait() reported it to callers who asked
     }
     const cuda::Driver* d = cuda::try_driver();
-    if (d && d->ctx_set_current(dev_.context()) == cuda::CUDA_SUCCESS) (void)d->event_destroy(done_);
+    if (d && d->ctx_set_current(dev_.context()) == cuda::CUDA_SUCCESS)
+      (void)d->event_destroy(done_);
   }
   void wait() override {
     if (waited_) return;
@@ -87,7 +88,9 @@ class NcclWork : public Work::Impl {
 class NcclTransport : public Transport {
  public:
   NcclTransport(Device device, int rank, int world_size, const UniqueId& id)
-      : nccl_(nccl::nccl()), dev_(cuda::cuda_device(device.index)), rank_(rank),
+      : nccl_(nccl::nccl()),
+        dev_(cuda::cuda_device(device.index)),
+        rank_(rank),
         world_(world_size) {
     dev_.make_current();
     ncclUniqueId uid;
@@ -112,8 +115,8 @@ class NcclTransport : public Transport {
   Device device() const override { return dev_.device(); }
   const char* name() const override { return "nccl"; }
 
-  Work all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                  bool async, std::vector<Tensor> keep) override {
+  Work all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, bool async,
+                  std::vector<Tensor> keep) override {
     return run(async, std::move(keep), "ncclAllReduce", [&](nccl::Stream s) {
       return nccl_.all_reduce(send, recv, count, nccl_type(dtype), nccl_op(op), comm_, s);
     });

@@ -23,8 +23,8 @@ struct Transport {
                           bool async, std::vector<Tensor> keep) = 0;
   virtual Work broadcast(void* buf, size_t count, DType dtype, int root, bool async,
                          std::vector<Tensor> keep) = 0;
-  virtual Work all_gather(const void* send, void* recv, size_t send_count, DType dtype,
-                          bool async, std::vector<Tensor> keep) = 0;
+  virtual Work all_gather(const void* send, void* recv, size_t send_count, DType dtype, bool async,
+                          std::vector<Tensor> keep) = 0;
   virtual Work reduce_scatter(const void* send, void* recv, size_t recv_count, DType dtype,
                               ReduceOp op, bool async, std::vector<Tensor> keep) = 0;
   virtual Work send(const void* buf, size_t count, DType dtype, int peer, bool async,

@@ -54,7 +54,8 @@ bool is_cplx(DType t) { return t == DType::Complex64 || t == DType::Complex128; 
 double input(int r, int64_t i, DType t, ReduceOp op = ReduceOp::Sum) {
   if (t == DType::Bool) return double((r + i) % 2 == 0);
   const bool real = is_floating(t) || is_cplx(t);
-  if (op == ReduceOp::Prod) return real ? std::ldexp(1.0, int((r + i) % 3) - 1) : double((r + i) % 3 + 1);
+  if (op == ReduceOp::Prod)
+    return real ? std::ldexp(1.0, int((r + i) % 3) - 1) : double((r + i) % 3 + 1);
   const double base = double(r + 1) * double(i % 5 + 1);
   return real ? base * 0.25 + double(i % 3) : base;
 }
@@ -78,9 +79,8 @@ std::vector<ReduceOp> ops_for(DType t) {
   return {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min};
 }
 
-const DType kDTypes[] = {DType::F64, DType::F32,  DType::F16,       DType::BF16,
-                         DType::I64, DType::I32,  DType::U8,        DType::Bool,
-                         DType::Complex64, DType::Complex128};
+const DType kDTypes[] = {DType::F64, DType::F32, DType::F16,  DType::BF16,      DType::I64,
+                         DType::I32, DType::U8,  DType::Bool, DType::Complex64, DType::Complex128};
 
 TEST(DistCollectives, AllReduceEveryDTypeAndOp) {
   const int64_t n = 37;
@@ -99,8 +99,8 @@ TEST(DistCollectives, AllReduceEveryDTypeAndOp) {
         dist::Work w = comm().all_reduce(x, op, async);
         w.wait();
         EXPECT_TRUE(w.completed());
-        EXPECT_EQ(values(x), want) << dtype_name(t) << " " << dist::reduce_op_name(op)
-                                   << (async ? " async" : "");
+        EXPECT_EQ(values(x), want)
+            << dtype_name(t) << " " << dist::reduce_op_name(op) << (async ? " async" : "");
       }
     }
   }
@@ -275,7 +275,8 @@ void data_parallel_matches_whole_batch(DType t, double tol) {
     const std::vector<double> va = values(a[k].tensor()), vb = values(b[k].tensor());
     ASSERT_EQ(va.size(), vb.size());
     for (size_t i = 0; i < va.size(); ++i)
-      EXPECT_NEAR(vb[i], va[i], tol * (1 + std::fabs(va[i]))) << dtype_name(t) << " param " << k << " [" << i << "]";
+      EXPECT_NEAR(vb[i], va[i], tol * (1 + std::fabs(va[i])))
+          << dtype_name(t) << " param " << k << " [" << i << "]";
   }
 }
 
@@ -328,9 +329,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (c->world_size() < 2) {
-    std::printf("SKIPPED: a world of %d process; start 2 or more (mpirun -np 2, or "
-                "scripts/launch-dp.sh -n 2)\n",
-                c->world_size());
+    std::printf(
+        "SKIPPED: a world of %d process; start 2 or more (mpirun -np 2, or "
+        "scripts/launch-dp.sh -n 2)\n",
+        c->world_size());
     return 77;
   }
   g_comm = c.get();
