@@ -170,6 +170,8 @@ TEST(DistributedBadInput, ErrorsNameTheOpFirst) {
   EXPECT_TRUE(starts_with(error_of<InvalidArgument>([&] { comm->send(x, 0); }),
                           "[send] peer 0 is this rank"));
   EXPECT_TRUE(starts_with(error_of<InvalidArgument>([&] { comm->recv(x, -1); }), "[recv]"));
+  EXPECT_TRUE(starts_with(error_of<InvalidArgument>([&] { comm->send_recv(x, 0, x, 0); }),
+                          "[send_recv] peer 0 is this rank"));
   EXPECT_TRUE(starts_with(error_of<InvalidArgument>([&] {
                             Tensor u;
                             comm->all_reduce(u);

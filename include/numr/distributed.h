@@ -91,6 +91,10 @@ class Communicator {
   // Point to point: a send on one rank matches a recv of the same size and dtype on `peer`.
   Work send(const Tensor& t, int peer, bool async = false);
   Work recv(Tensor& t, int peer, bool async = false);
+  // Sends `out` to rank `to` and receives `in` from rank `from` together, so that a ring of
+  // ranks exchanging with their neighbours cannot wait on each other (NCCL blocks a lone
+  // send until its recv is posted: send and recv alone suit one-way transfers).
+  Work send_recv(const Tensor& out, int to, Tensor& in, int from, bool async = false);
   // Returns once every rank has reached it (and, on CUDA, once the work queued before it on
   // this device has finished).
   void barrier();
@@ -122,13 +126,14 @@ bool nccl_available(std::string* reason = nullptr);
 std::unique_ptr<Communicator> mpi_communicator();
 bool mpi_available(std::string* reason = nullptr);
 
-// The communicator a launcher asked for, on `device` (CUDA: the rank's local device is
-// device index + NUMR_LOCAL_RANK when device is cuda, see below):
+// The communicator a launcher asked for, on `device`:
 //   - under mpirun (OMPI_COMM_WORLD_SIZE set) with a CPU device: MPI;
-//   - NUMR_WORLD_SIZE > 1 with a CUDA device: NCCL, rank NUMR_RANK, the unique id from
-//     NUMR_NCCL_ID (hex) or exchanged through the file NUMR_NCCL_ID_FILE (rank 0 writes it);
+//   - NUMR_WORLD_SIZE > 1 (or mpirun's world) with a CUDA device: NCCL, rank NUMR_RANK (or
+//     mpirun's), the unique id from NUMR_NCCL_ID (hex), or exchanged through the file
+//     NUMR_NCCL_ID_FILE (rank 0 writes it), or under mpirun broadcast over MPI;
 //   - otherwise (no launcher): local_communicator(device).
-// For CUDA the device used is cuda(NUMR_LOCAL_RANK) when that is set.
+// For CUDA the device used is cuda(device.index + NUMR_LOCAL_RANK) (or mpirun's local rank).
+// numr sets NCCL_NVLS_ENABLE=0 before NCCL starts unless it is set: no NVLink multicast.
 std::unique_ptr<Communicator> init_from_env(Device device);
 
 // Writes `id` to `path` atomically (a temporary file renamed into place), and reads it,

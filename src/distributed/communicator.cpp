@@ -159,6 +159,19 @@ Work Communicator::recv(Tensor& t, int peer, bool async) {
   return transport_->recv(data(t), w.count, w.dtype, peer, async, {t, t});
 }
 
+Work Communicator::send_recv(const Tensor& out, int to, Tensor& in, int from, bool async) {
+  check_tensor("send_recv", *this, out, false);
+  check_tensor("send_recv", *this, in, true);
+  check_rank("send_recv", "peer", to, world_size());
+  check_rank("send_recv", "peer", from, world_size());
+  if (to == rank() || from == rank())
+    fail<InvalidArgument>("send_recv", "peer ", to == rank() ? to : from, " is this rank");
+  const Tensor src = out.contiguous();
+  const Wire ws = wire(src), wr = wire(in);
+  return transport_->send_recv(data(src), ws.count, ws.dtype, to, data(in), wr.count, wr.dtype,
+                               from, async, {src, in});
+}
+
 void Communicator::barrier() { transport_->barrier(); }
 
 }  // namespace numr::dist

@@ -2,6 +2,7 @@
 // the environment (scripts/launch-dp.sh, or mpirun's OMPI_COMM_WORLD_*).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -120,9 +121,21 @@ std::unique_ptr<Communicator> init_from_env(Device device) {
     } else {
       id = read_unique_id(file);
     }
+  } else if (mpi_world > 0) {
+    // Under mpirun: rank 0's id reaches the others through MPI.
+    auto host = mpi_communicator();
+    Tensor bytes = Tensor::empty({int64_t(id.size())}, DType::U8, Device::cpu());
+    if (rank == 0) {
+      id = nccl_unique_id();
+      std::copy(id.begin(), id.end(), static_cast<uint8_t*>(bytes.storage()->handle()));
+    }
+    host->broadcast(bytes, 0);
+    const std::vector<uint8_t> got = bytes.to_vector<uint8_t>();
+    std::copy(got.begin(), got.end(), id.begin());
   } else {
     fail<InvalidArgument>("init_from_env", "NUMR_WORLD_SIZE=", world,
-                          " needs the NCCL unique id: set NUMR_NCCL_ID (hex) or NUMR_NCCL_ID_FILE");
+                          " needs the NCCL unique id: set NUMR_NCCL_ID (hex) or "
+                          "NUMR_NCCL_ID_FILE, or start the ranks with mpirun");
   }
   return nccl_communicator(Device::cuda(device.index + local), rank, world, id);
 }

@@ -44,6 +44,10 @@ class LocalTransport : public Transport {
   Work recv(void*, size_t, DType, int, bool, std::vector<Tensor>) override {
     fail<InvalidArgument>("recv", "a world of one process has no peer");
   }
+  Work send_recv(const void*, size_t, DType, int, void*, size_t, DType, int, bool,
+                 std::vector<Tensor>) override {
+    fail<InvalidArgument>("send_recv", "a world of one process has no peer");
+  }
   void barrier() override { synchronize(device_); }
 
  private:

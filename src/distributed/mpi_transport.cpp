@@ -85,8 +85,9 @@ void divide(void* p, size_t n, DType t, double d) {
 
 class MpiWork : public Work::Impl {
  public:
-  MpiWork(const Mpi& m, MPI_Request req, std::vector<Tensor> keep, std::function<void()> then)
-      : m_(m), req_(req), keep_(std::move(keep)), then_(std::move(then)) {}
+  MpiWork(const Mpi& m, std::vector<MPI_Request> reqs, std::vector<Tensor> keep,
+          std::function<void()> then)
+      : m_(m), reqs_(std::move(reqs)), keep_(std::move(keep)), then_(std::move(then)) {}
   ~MpiWork() override {
     try {
       wait();
@@ -96,14 +97,18 @@ class MpiWork : public Work::Impl {
   void wait() override {
     if (done_) return;
     done_ = true;
-    check(m_.wait(&req_, nullptr), "mpi", "MPI_Wait");
+    for (MPI_Request& r : reqs_) check(m_.wait(&r, nullptr), "mpi", "MPI_Wait");
     finish();
   }
   bool completed() override {
     if (done_) return true;
-    int flag = 0;
-    check(m_.test(&req_, &flag, nullptr), "mpi", "MPI_Test");
-    if (flag) {
+    bool all = true;
+    for (MPI_Request& r : reqs_) {
+      int flag = 0;
+      check(m_.test(&r, &flag, nullptr), "mpi", "MPI_Test");
+      all = all && flag;
+    }
+    if (all) {
       done_ = true;
       finish();
     }
@@ -116,7 +121,7 @@ class MpiWork : public Work::Impl {
     keep_.clear();
   }
   const Mpi& m_;
-  MPI_Request req_;
+  std::vector<MPI_Request> reqs_;  // MPI sets each to MPI_REQUEST_NULL once complete
   std::vector<Tensor> keep_;
   std::function<void()> then_;
   bool done_ = false;
@@ -185,6 +190,18 @@ class MpiTransport : public Transport {
           "MPI_Irecv");
     return finish(req, std::move(keep), async, nullptr);
   }
+  Work send_recv(const void* send_buf, size_t send_count, DType send_dtype, int to, void* recv_buf,
+                 size_t recv_count, DType recv_dtype, int from, bool async,
+                 std::vector<Tensor> keep) override {
+    std::vector<MPI_Request> reqs(2, nullptr);
+    check(m_.irecv(recv_buf, as_int(recv_count, "send_recv"), type(recv_dtype), from, kTag, comm_,
+                   &reqs[0]),
+          "send_recv", "MPI_Irecv");
+    check(m_.isend(send_buf, as_int(send_count, "send_recv"), type(send_dtype), to, kTag, comm_,
+                   &reqs[1]),
+          "send_recv", "MPI_Isend");
+    return finish(std::move(reqs), std::move(keep), async, nullptr);
+  }
   void barrier() override { check(m_.barrier(comm_), "barrier", "MPI_Barrier"); }
 
  private:
@@ -239,7 +256,11 @@ class MpiTransport : public Transport {
   }
 
   Work finish(MPI_Request req, std::vector<Tensor> keep, bool async, std::function<void()> then) {
-    auto work = std::make_shared<MpiWork>(m_, req, std::move(keep), std::move(then));
+    return finish(std::vector<MPI_Request>{req}, std::move(keep), async, std::move(then));
+  }
+  Work finish(std::vector<MPI_Request> reqs, std::vector<Tensor> keep, bool async,
+              std::function<void()> then) {
+    auto work = std::make_shared<MpiWork>(m_, std::move(reqs), std::move(keep), std::move(then));
     if (!async) {
       work->wait();
       return Work();

@@ -2,6 +2,7 @@
 // stream of the device, in order with every kernel; an asynchronous one runs on the
 // communicator's own stream after an event recorded on numr's stream, and its Work makes
 // numr's stream wait for the event recorded after it.
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -93,6 +94,8 @@ class NcclTransport : public Transport {
         rank_(rank),
         world_(world_size) {
     dev_.make_current();
+    // NVLink multicast (NVLS) stays off unless asked for explicitly.
+    setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
     ncclUniqueId uid;
     static_assert(sizeof(uid.internal) == std::tuple_size_v<UniqueId>);
     for (size_t i = 0; i < id.size(); ++i) uid.internal[i] = char(id[i]);
@@ -149,6 +152,20 @@ class NcclTransport : public Transport {
             std::vector<Tensor> keep) override {
     return run(async, std::move(keep), "ncclRecv", [&](nccl::Stream s) {
       return nccl_.recv(buf, count, nccl_type(dtype), peer, comm_, s);
+    });
+  }
+  Work send_recv(const void* send_buf, size_t send_count, DType send_dtype, int to, void* recv_buf,
+                 size_t recv_count, DType recv_dtype, int from, bool async,
+                 std::vector<Tensor> keep) override {
+    return run(async, std::move(keep), "ncclSend/ncclRecv", [&](nccl::Stream s) {
+      // One group, so that both progress together; the group is closed even on failure.
+      ncclResult_t r = nccl_.group_start();
+      if (r != ncclSuccess) return r;
+      if (send_count) r = nccl_.send(send_buf, send_count, nccl_type(send_dtype), to, comm_, s);
+      if (r == ncclSuccess && recv_count)
+        r = nccl_.recv(recv_buf, recv_count, nccl_type(recv_dtype), from, comm_, s);
+      const ncclResult_t end = nccl_.group_end();
+      return r != ncclSuccess ? r : end;
     });
   }
   void barrier() override {

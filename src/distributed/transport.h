@@ -31,6 +31,10 @@ struct Transport {
                     std::vector<Tensor> keep) = 0;
   virtual Work recv(void* buf, size_t count, DType dtype, int peer, bool async,
                     std::vector<Tensor> keep) = 0;
+  // keep = {sent, received}
+  virtual Work send_recv(const void* send_buf, size_t send_count, DType send_dtype, int to,
+                         void* recv_buf, size_t recv_count, DType recv_dtype, int from, bool async,
+                         std::vector<Tensor> keep) = 0;
   virtual void barrier() = 0;
 };
 

@@ -169,23 +169,48 @@ TEST(DistCollectives, ReduceScatterEveryDTypeAndOp) {
 }
 
 TEST(DistCollectives, SendRecvRing) {
-  // Each rank posts its send asynchronously, then receives: no rank waits on a send first.
+  // Every rank sends to the next and receives from the previous one, in one send_recv.
   const int to = (rank() + 1) % world(), from = (rank() + world() - 1) % world();
   for (DType t : kDTypes) {
-    const int64_t pair = is_cplx(t) ? 2 : 1;
-    std::vector<double> mine(static_cast<size_t>(8 * pair)), want(static_cast<size_t>(8 * pair));
-    for (int64_t i = 0; i < 8 * pair; ++i) {
-      auto v = [&](int r) { return t == DType::Bool ? double((r + i) % 2) : double(r * 7 + i); };
-      mine[size_t(i)] = v(rank());
-      want[size_t(i)] = v(from);
+    for (bool async : {false, true}) {
+      const int64_t pair = is_cplx(t) ? 2 : 1;
+      std::vector<double> mine(static_cast<size_t>(8 * pair)), want(static_cast<size_t>(8 * pair));
+      for (int64_t i = 0; i < 8 * pair; ++i) {
+        auto v = [&](int r) { return t == DType::Bool ? double((r + i) % 2) : double(r * 7 + i); };
+        mine[size_t(i)] = v(rank());
+        want[size_t(i)] = v(from);
+      }
+      const Tensor x = make(mine, {8}, t);
+      Tensor y = Tensor::empty({8}, t, dev());
+      comm().send_recv(x, to, y, from, async).wait();
+      EXPECT_EQ(values(y), want) << dtype_name(t);
     }
-    const Tensor x = make(mine, {8}, t);
-    Tensor y = Tensor::empty({8}, t, dev());
-    dist::Work s = comm().send(x, to, /*async=*/true);
-    comm().recv(y, from);
-    s.wait();
-    EXPECT_EQ(values(y), want) << dtype_name(t);
   }
+}
+
+TEST(DistCollectives, SendThenRecvOneWay) {
+  // Rank 0 sends to the last rank, which sends it back doubled: one-way transfers.
+  const int last = world() - 1;
+  for (DType t : {DType::F32, DType::BF16, DType::I64, DType::Complex128}) {
+    const int64_t pair = is_cplx(t) ? 2 : 1;
+    std::vector<double> v(static_cast<size_t>(6 * pair));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(i) + 1;
+    if (rank() == 0) {
+      const Tensor x = make(v, {3, 2}, t).transpose(0, 1);  // a view: sent as its values
+      comm().send(x, last);
+      Tensor back = Tensor::empty({2, 3}, t, dev());
+      comm().recv(back, last, /*async=*/true).wait();
+      std::vector<double> want = values(x);
+      for (double& w : want) w *= 2;
+      EXPECT_EQ(values(back), want) << dtype_name(t);
+    } else if (rank() == last) {
+      Tensor got = Tensor::empty({2, 3}, t, dev());
+      comm().recv(got, 0);
+      Tensor twice = got + got;
+      comm().send(twice, 0, /*async=*/true).wait();
+    }
+  }
+  comm().barrier();
 }
 
 TEST(DistCollectives, LargeAllReduceAndBarrier) {
