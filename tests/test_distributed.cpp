@@ -75,6 +75,39 @@ TEST(DistributedLoader, MissingNcclIsBackendUnavailableWithTheReason) {
   }
 }
 
+TEST(DistributedLoader, ALibraryThatIsNotNcclIsRefusedByName) {
+  ScopedEnv env("NUMR_NCCL", "libm.so.6");
+  std::string reason;
+  EXPECT_EQ(dist::nccl::load_nccl(reason), nullptr);
+  EXPECT_EQ(reason,
+            "[nccl] libm.so.6 has no entry point ncclGetVersion (numr needs NCCL 2.10 "
+            "or newer, for ncclAvg)");
+  ScopedEnv mpi("NUMR_MPI", "libm.so.6");
+  std::string why;
+  EXPECT_FALSE(dist::mpi_available(&why));
+  EXPECT_EQ(why, "[mpi] libm.so.6 is not Open MPI (no ompi_mpi_comm_world)");
+}
+
+// Where NCCL is installed (with or without a GPU), its loader and ncclGetUniqueId run; a
+// communicator on a missing GPU is BackendUnavailable, from NCCL's loader or CUDA's.
+TEST(DistributedLoader, NcclWhereInstalled) {
+  std::string why;
+  if (!dist::nccl_available(&why)) GTEST_SKIP() << why;
+  EXPECT_GE(dist::nccl_version(), 21000);
+  const dist::UniqueId id = dist::nccl_unique_id();
+  EXPECT_NE(id, dist::UniqueId{});
+  EXPECT_NE(dist::nccl_unique_id(), id);  // a fresh id each time
+  int gpus = 0;
+  for (const Device& d : available_devices()) gpus += d.type == DeviceType::Cuda;
+  if (gpus == 0) {
+    const std::string e =
+        error_of<BackendUnavailable>([&] { dist::nccl_communicator(Device::cuda(0), 0, 1, id); });
+    EXPECT_TRUE(starts_with(e, "[cuda]")) << e;
+  }
+  EXPECT_THROW(dist::nccl_communicator(Device::cpu(), 0, 1, id), DeviceMismatch);
+  EXPECT_THROW(dist::nccl_communicator(Device::cuda(0), 2, 2, id), InvalidArgument);
+}
+
 TEST(DistributedLoader, NcclIsLookedForWherePythonKeepsIt) {
   ScopedEnv env("NUMR_NCCL", nullptr);
   const std::vector<std::string> c = dist::nccl::nccl_candidates();

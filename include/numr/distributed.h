@@ -169,6 +169,9 @@ class DataParallel {
   // Copies rank 0's parameter values to every rank.
   void broadcast_parameters();
   size_t bucket_count() const;
+  // How many buckets of the current backward pass have started their all-reduce (all of
+  // them once backward() has produced every gradient, before reduce() is called).
+  size_t buckets_started() const;
 
  private:
   struct State;

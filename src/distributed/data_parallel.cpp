@@ -143,6 +143,7 @@ DataParallel::~DataParallel() {
 }
 
 size_t DataParallel::bucket_count() const { return state_->buckets.size(); }
+size_t DataParallel::buckets_started() const { return state_->next_launch; }
 
 void DataParallel::broadcast_parameters() {
   State& st = *state_;

@@ -293,7 +293,11 @@ void data_parallel_matches_whole_batch(DType t, double tol) {
     ref_opt.step(backward(ref.loss(x_all, y_all)));
     const Tensor xs = x_all.narrow(0, rank() * per_rank, per_rank);
     const Tensor ys = y_all.narrow(0, rank() * per_rank, per_rank);
-    opt.step(dp.reduce(backward(net.loss(xs, ys))));
+    const Gradients local = backward(net.loss(xs, ys));
+    // Every bucket started its all-reduce from the hooks, during backward.
+    EXPECT_EQ(dp.buckets_started(), dp.bucket_count());
+    opt.step(dp.reduce(local));
+    EXPECT_EQ(dp.buckets_started(), 0u);
   }
   const std::vector<Var> a = ref.params(), b = net.params();
   for (size_t k = 0; k < a.size(); ++k) {
