@@ -37,7 +37,7 @@ mkdir -p "$stage/tests"
 cp -r "$(dirname "$0")/../tests/data" "$stage/tests/"
 # The multi-process launcher, the multi-GPU test runner and the all-reduce benchmark.
 mkdir -p "$stage/scripts" "$stage/bench/dist"
-cp scripts/launch-dp.sh scripts/run-dist-tests.sh "$stage/scripts/"
+cp scripts/launch-dp.sh scripts/run-dist-tests.sh scripts/find-nccl.sh "$stage/scripts/"
 cp bench/dist/run.sh bench/dist/torch_allreduce.py "$stage/bench/dist/"
 mkdir -p "$(dirname "$archive")"
 tar -C "$stage" -cJf "$archive" bin lib share tests scripts bench

@@ -19,6 +19,12 @@ done
 [[ -n $program ]] || { echo "FAIL: no numr_dist_tests under $dir (build it, or unpack the bundle)"; exit 1; }
 [[ -d $dir/lib ]] && export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0
+# PyTorch's NCCL when there is one and NUMR_NCCL is unset; else numr's own search.
+if [[ -z ${NUMR_NCCL:-} ]]; then
+  found=$("$here/find-nccl.sh")
+  [[ -n $found ]] && export NUMR_NCCL=$found
+fi
+echo "NCCL: ${NUMR_NCCL:-the search order of docs/distributed.md}"
 log=$(mktemp -d)
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -110,6 +111,19 @@ TEST(DistributedLoader, NcclWhereInstalled) {
 
 TEST(DistributedLoader, NcclIsLookedForWherePythonKeepsIt) {
   ScopedEnv env("NUMR_NCCL", nullptr);
+  {
+    // A user's site-packages with the CUDA 13 wheels' layout.
+    const std::filesystem::path home =
+        std::filesystem::temp_directory_path() / ("numr-home-" + std::to_string(::getpid()));
+    const std::filesystem::path lib =
+        home / ".local/lib/python3.11/site-packages/nvidia/cu13/lib/libnccl.so.2";
+    std::filesystem::create_directories(lib.parent_path());
+    { std::ofstream(lib.string()) << ""; }
+    ScopedEnv h("HOME", home.c_str());
+    const std::vector<std::string> c = dist::nccl::nccl_candidates();
+    EXPECT_NE(std::find(c.begin(), c.end(), lib.string()), c.end());
+    std::filesystem::remove_all(home);
+  }
   const std::vector<std::string> c = dist::nccl::nccl_candidates();
   ASSERT_FALSE(c.empty());
   EXPECT_EQ(c.front(), "libnccl.so.2");  // the loader's path first

@@ -37,6 +37,12 @@ numr_libs=""
 [[ -d $dir/lib ]] && numr_libs=$dir/lib
 with_numr_libs() { LD_LIBRARY_PATH="${numr_libs:+$numr_libs:}${LD_LIBRARY_PATH:-}" "$@"; }
 export NCCL_NVLS_ENABLE=0
+# numr runs the NCCL PyTorch loads, so the two compare transports alone.
+if [[ -z ${NUMR_NCCL:-} ]]; then
+  found=$("$(dirname "$launch")/find-nccl.sh")
+  [[ -n $found ]] && export NUMR_NCCL=$found
+fi
+echo "NCCL for numr: ${NUMR_NCCL:-the search order of docs/distributed.md}" >&2
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" || true
 have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)

@@ -110,8 +110,9 @@ std::unique_ptr<Communicator> local_communicator(Device device);
 
 // NCCL on a CUDA device. The id comes from rank 0's nccl_unique_id(). Throws
 // BackendUnavailable when libnccl.so.2 cannot be loaded: it is looked for in $NUMR_NCCL,
-// then on the loader's path, under $CUDA_HOME/lib64, /usr/local/cuda/lib64, and in the
-// nvidia/nccl/lib folder of Python's site-packages (where PyTorch's wheel keeps it).
+// then on the loader's path, under $CUDA_HOME/lib64, /usr/local/cuda/lib64, and in
+// Python's package folders (nvidia/nccl/lib, nvidia/cu1*/lib, torch/lib), where PyTorch's
+// wheels keep it. Loading NCCL sets NCCL_NVLS_ENABLE=0 unless it is set.
 UniqueId nccl_unique_id();
 std::unique_ptr<Communicator> nccl_communicator(Device device, int rank, int world_size,
                                                 const UniqueId& id);

@@ -30,6 +30,9 @@ bool resolve(void* lib, Fn& out, const char* name, std::string& missing) {
 }
 
 std::unique_ptr<Nccl> load_impl(std::string& reason) {
+  // NVLink multicast (NVLS) stays off unless asked for explicitly: set before NCCL first
+  // reads its parameters.
+  setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
   const std::vector<std::string> candidates = nccl_candidates();
   std::string first_error;
   for (const std::string& c : candidates) {
@@ -99,7 +102,14 @@ std::vector<std::string> nccl_candidates() {
   add_glob(site_dirs, "/usr/local/lib/python3*/site-packages");
   site_dirs.emplace_back("/usr/lib/python3/dist-packages");
   add_glob(site_dirs, "/usr/lib/python3*/site-packages");
-  for (const std::string& d : site_dirs) out.push_back(d + "/nvidia/nccl/lib/" + kName);
+  add_glob(site_dirs, "/opt/conda/lib/python3*/site-packages");
+  // The wheels' layouts: nvidia-nccl-cu12 (nvidia/nccl/lib), the CUDA 13 wheels
+  // (nvidia/cu13/lib), and PyTorch builds that carry their own copy (torch/lib).
+  for (const std::string& d : site_dirs) {
+    out.push_back(d + "/nvidia/nccl/lib/" + kName);
+    add_glob(out, d + "/nvidia/cu1*/lib/" + kName);
+    out.push_back(d + "/torch/lib/" + kName);
+  }
   return out;
 }
 

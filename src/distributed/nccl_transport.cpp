@@ -2,7 +2,6 @@
 // stream of the device, in order with every kernel; an asynchronous one runs on the
 // communicator's own stream after an event recorded on numr's stream, and its Work makes
 // numr's stream wait for the event recorded after it.
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -94,8 +93,6 @@ class NcclTransport : public Transport {
         rank_(rank),
         world_(world_size) {
     dev_.make_current();
-    // NVLink multicast (NVLS) stays off unless asked for explicitly.
-    setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
     ncclUniqueId uid;
     static_assert(sizeof(uid.internal) == std::tuple_size_v<UniqueId>);
     for (size_t i = 0; i < id.size(); ++i) uid.internal[i] = char(id[i]);

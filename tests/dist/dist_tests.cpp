@@ -8,6 +8,8 @@
 #include <numr/distributed.h>
 #include <numr/numr.h>
 
+#include "distributed/nccl_library.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -365,8 +367,11 @@ int main(int argc, char** argv) {
     return 77;
   }
   g_comm = c.get();
-  std::printf("rank %d of %d on %s over %s\n", c->rank(), c->world_size(),
-              c->device().str().c_str(), c->backend().c_str());
+  std::printf("rank %d of %d on %s over %s", c->rank(), c->world_size(), c->device().str().c_str(),
+              c->backend().c_str());
+  if (c->backend() == "nccl")
+    std::printf(" %d (%s)", dist::nccl_version(), dist::nccl::nccl().path.c_str());
+  std::printf("\n");
   const int rc = RUN_ALL_TESTS();
   // Ranks report together: a failure on any rank fails them all.
   Tensor failed = full({1}, rc == 0 ? 0.0 : 1.0, DType::F32, c->device());
