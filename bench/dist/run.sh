@@ -52,22 +52,29 @@ if [[ ${have:-0} -lt $gpus ]]; then
 fi
 
 echo "== all-reduce, $gpus GPUs" >&2
-with_numr_libs "$launch" -n "$gpus" "$bench" --max-bytes "$max_bytes" > "$out/numr_allreduce.log" 2>&1
-grep -E '^\[0\] ([0-9]|#|bytes)' "$out/numr_allreduce.log" | sed 's/^\[0\] //' > "$out/numr_allreduce.csv"
-torchrun --standalone --nproc_per_node="$gpus" "$here/torch_allreduce.py" --max-bytes "$max_bytes" \
-  > "$out/torch_allreduce.csv" 2> "$out/torch_allreduce.err"
+# A step that fails leaves n/a in its cells and its log in out-dir; the others still run.
+with_numr_libs "$launch" -n "$gpus" "$bench" --max-bytes "$max_bytes" > "$out/numr_allreduce.log" 2>&1 ||
+  echo "numr_dist_bench failed: $out/numr_allreduce.log" >&2
+{ grep -E '^\[0\] ([0-9]|#|bytes)' "$out/numr_allreduce.log" || true; } | sed 's/^\[0\] //' \
+  > "$out/numr_allreduce.csv"
+python3 -m torch.distributed.run --standalone --nproc_per_node="$gpus" "$here/torch_allreduce.py" \
+  --max-bytes "$max_bytes" > "$out/torch_allreduce.csv" 2> "$out/torch_allreduce.err" ||
+  echo "the PyTorch all-reduce failed: $out/torch_allreduce.err" >&2
 
 echo "== training throughput" >&2
 tokens_per_s() {  # the median tokens/s of the lines after the first (warm-up) one
-  grep -o '[0-9]* tokens/s' "$1" | awk 'NR > 1 {print $1}' | sort -n |
+  { grep -o '[0-9]* tokens/s' "$1" || true; } | awk 'NR > 1 {print $1}' | sort -n |
     awk '{v[NR] = $1} END {if (NR == 0) print "n/a"; else print v[int((NR + 1) / 2)]}'
 }
 common=(--device cuda --steps "$steps" --text-dir "$texts" --target 100 --checkpoint "$out/ckpt.safetensors")
-with_numr_libs "$transformer" "${common[@]}" --batch "$batch" > "$out/train_1gpu.log" 2>&1
+with_numr_libs "$transformer" "${common[@]}" --batch "$batch" > "$out/train_1gpu.log" 2>&1 ||
+  echo "1-GPU training failed: $out/train_1gpu.log" >&2
 with_numr_libs "$launch" -n "$gpus" "$transformer" "${common[@]}" --batch "$batch" --distributed \
-  > "$out/train_${gpus}gpu_same_batch.log" 2>&1
+  > "$out/train_${gpus}gpu_same_batch.log" 2>&1 ||
+  echo "$gpus-GPU training failed: $out/train_${gpus}gpu_same_batch.log" >&2
 with_numr_libs "$launch" -n "$gpus" "$transformer" "${common[@]}" --batch $((batch * gpus)) \
-  --distributed > "$out/train_${gpus}gpu_batch_per_gpu.log" 2>&1
+  --distributed > "$out/train_${gpus}gpu_batch_per_gpu.log" 2>&1 ||
+  echo "$gpus-GPU training failed: $out/train_${gpus}gpu_batch_per_gpu.log" >&2
 one=$(tokens_per_s "$out/train_1gpu.log")
 strong=$(tokens_per_s "$out/train_${gpus}gpu_same_batch.log")
 weak=$(tokens_per_s "$out/train_${gpus}gpu_batch_per_gpu.log")
