@@ -64,6 +64,9 @@ struct DataParallel::State {
     b.ready[s] = true;
     --b.pending;
     launch_ready();
+    // MPI moves a nonblocking collective along only inside MPI calls: test the ones in
+    // flight at each gradient (on CUDA, an event query).
+    for (size_t i = 0; i < next_launch; ++i) (void)buckets[i].work.completed();
   }
 
   void launch_ready() {
