@@ -25,7 +25,8 @@
 
 namespace numr::dist {
 
-// Avg is Sum divided by the world size, for floating dtypes only (see docs/semantics.md).
+// Avg is Sum divided by the world size, for floating and complex dtypes only (see
+// docs/semantics.md).
 enum class ReduceOp { Sum, Prod, Max, Min, Avg };
 const char* reduce_op_name(ReduceOp op);
 
