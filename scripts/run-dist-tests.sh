@@ -17,13 +17,14 @@ for p in "$dir/bin/numr_dist_tests" "$dir/tests/numr_dist_tests"; do
   [[ -x $p ]] && { program=$p; break; }
 done
 [[ -n $program ]] || { echo "FAIL: no numr_dist_tests under $dir (build it, or unpack the bundle)"; exit 1; }
-[[ -d $dir/lib ]] && export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export NCCL_NVLS_ENABLE=0
-# PyTorch's NCCL when there is one and NUMR_NCCL is unset; else numr's own search.
+# PyTorch's NCCL when there is one and NUMR_NCCL is unset; else numr's own search. (Asked
+# before the bundle's libraries join the loader's path: they are numr's, not Python's.)
 if [[ -z ${NUMR_NCCL:-} ]]; then
   found=$("$here/find-nccl.sh")
   [[ -n $found ]] && export NUMR_NCCL=$found
 fi
+[[ -d $dir/lib ]] && export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "NCCL: ${NUMR_NCCL:-the search order of docs/distributed.md}"
 log=$(mktemp -d)
 
