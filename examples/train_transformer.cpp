@@ -8,8 +8,14 @@
 // loss reaches the target.
 //   numr_transformer [--device cpu|cuda:0] [--steps N] [--threads N] [--csv loss.csv]
 //                    [--checkpoint model.safetensors] [--text file]... [--text-dir dir]
-//                    [--target nats]
+//                    [--target nats] [--batch N] [--distributed]
 // --text-dir: where the licences are (default /usr/share/common-licenses).
+// --batch: sequences per step over all ranks (default 32).
+// --distributed: data-parallel in the world a launcher started (scripts/launch-dp.sh -n 2
+// numr_transformer --device cuda --distributed): every rank draws the same batch and trains
+// on its share; the gradients are averaged over ranks, so the run follows the single-process
+// one. Rank 0 prints, writes the CSV and the checkpoint.
+#include <numr/distributed.h>
 #include <numr/numr.h>
 
 #include <algorithm>
@@ -20,6 +26,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <numbers>
 #include <random>
 #include <string>
@@ -216,6 +223,8 @@ std::string sample(const Model& m, const Corpus& c, const std::string& prompt, i
 int main(int argc, char** argv) {
   Device dev = Device::cpu();
   int steps = 1000;
+  int64_t batch = 32;
+  bool distributed = false;
   double target = kTargetLoss;
   std::string csv_path, ckpt_path = "transformer.safetensors";
   std::vector<std::string> texts;
@@ -238,10 +247,15 @@ int main(int argc, char** argv) {
       text_dir = argv[++i];
     } else if (arg == "--target" && i + 1 < argc) {
       target = std::atof(argv[++i]);
+    } else if (arg == "--batch" && i + 1 < argc) {
+      batch = std::atoll(argv[++i]);
+    } else if (arg == "--distributed") {
+      distributed = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--device cpu|cuda:0] [--steps N] [--threads N] [--csv FILE] "
-                   "[--checkpoint FILE] [--text FILE]... [--text-dir DIR] [--target NATS]\n",
+                   "[--checkpoint FILE] [--text FILE]... [--text-dir DIR] [--target NATS] "
+                   "[--batch N] [--distributed]\n",
                    argv[0]);
       return 2;
     }
@@ -249,22 +263,35 @@ int main(int argc, char** argv) {
   if (texts.empty())
     for (const char* name : kDefaultTexts) texts.push_back(text_dir + "/" + name);
   try {
+    std::unique_ptr<dist::Communicator> comm =
+        distributed ? dist::init_from_env(dev) : dist::local_communicator(dev);
+    dev = comm->device();
+    const int rank = comm->rank(), world = comm->world_size();
+    const bool lead = rank == 0;
+    if (batch % world != 0)
+      throw InvalidArgument("[numr_transformer] --batch " + std::to_string(batch) +
+                            " is not a multiple of the " + std::to_string(world) + " ranks");
+    const int64_t share = batch / world;
     const Corpus corpus = make_corpus(texts);
     Config cfg;
     cfg.vocab = int64_t(corpus.chars.size());
     Model model(cfg, dev, 1);
     const double peak_lr = 2e-3;
     AdamW opt(model.params(), {.lr = peak_lr, .beta2 = 0.99, .weight_decay = 0.01});
-    const int64_t batch = 32, t = cfg.context;
+    std::unique_ptr<dist::DataParallel> dp;
+    if (distributed) dp = std::make_unique<dist::DataParallel>(*comm, model.params());
+    const int64_t t = cfg.context;
     int64_t n_params = 0;
     for (const Var& p : model.params()) n_params += p.tensor().numel();
-    std::printf(
-        "numr: transformer (%lld layers, dim %lld, %lld heads, %lld parameters) on %s "
-        "(%d threads); %zu training and %zu held-out characters, vocabulary %lld\n",
-        (long long)cfg.layers, (long long)cfg.dim, (long long)cfg.heads, (long long)n_params,
-        dev.str().c_str(), num_threads(), corpus.train.size(), corpus.val.size(),
-        (long long)cfg.vocab);
-    std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+    if (lead)
+      std::printf(
+          "numr: transformer (%lld layers, dim %lld, %lld heads, %lld parameters) on %s "
+          "(%d threads) x %d rank%s, batch %lld; %zu training and %zu held-out characters, "
+          "vocabulary %lld\n",
+          (long long)cfg.layers, (long long)cfg.dim, (long long)cfg.heads, (long long)n_params,
+          dev.str().c_str(), num_threads(), world, world == 1 ? "" : "s", (long long)batch,
+          corpus.train.size(), corpus.val.size(), (long long)cfg.vocab);
+    std::FILE* csv = csv_path.empty() || !lead ? nullptr : std::fopen(csv_path.c_str(), "w");
     if (csv) std::fprintf(csv, "step,train_loss,val_loss,tokens_per_s\n");
     std::mt19937_64 rng(7);
     std::uniform_int_distribution<size_t> start_of(0, corpus.train.size() - size_t(t) - 2);
@@ -280,27 +307,35 @@ int main(int argc, char** argv) {
                      : peak_lr * (0.1 + 0.45 * (1 + std::cos(std::numbers::pi * progress))));
       std::vector<size_t> starts(static_cast<size_t>(batch));
       for (size_t& s : starts) s = start_of(rng);
-      const Batch b = make_batch(corpus.train, starts, t, dev);
+      // This rank's share of the batch every rank drew alike.
+      const std::vector<size_t> mine(starts.begin() + rank * share,
+                                     starts.begin() + (rank + 1) * share);
+      const Batch b = make_batch(corpus.train, mine, t, dev);
       const Var loss = cross_entropy(model.forward(b.x), b.y);
-      opt.step(backward(loss));
+      opt.step(dp ? dp->reduce(backward(loss)) : backward(loss));
       loss_sum += loss.tensor().item_double();
       if (step % interval == 0 || step == steps) {
         const int n = step % interval == 0 ? interval : step % interval;
         const double secs =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const double tok_s = double(n * batch * t) / secs;
+        const double tok_s = double(n * batch * t) / secs;  // over every rank
+        Tensor mean_loss = full({1}, loss_sum / n, DType::F64, dev);
+        comm->all_reduce(mean_loss, dist::ReduceOp::Avg);
         val = evaluate(model, corpus.val, dev);
         const double elapsed =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-        std::printf("step %5d/%d  train loss %.3f  held-out loss %.3f  %8.0f tokens/s  %6.1f s\n",
-                    step, steps, loss_sum / n, val, tok_s, elapsed);
+        const double train_loss = mean_loss.item_double();
+        if (lead)
+          std::printf("step %5d/%d  train loss %.3f  held-out loss %.3f  %8.0f tokens/s  %6.1f s\n",
+                      step, steps, train_loss, val, tok_s, elapsed);
         std::fflush(stdout);
-        if (csv) std::fprintf(csv, "%d,%.5f,%.5f,%.0f\n", step, loss_sum / n, val, tok_s);
+        if (csv) std::fprintf(csv, "%d,%.5f,%.5f,%.0f\n", step, train_loss, val, tok_s);
         loss_sum = 0;
         t0 = std::chrono::steady_clock::now();
       }
     }
     if (csv) std::fclose(csv);
+    if (!lead) return val <= target ? 0 : 1;  // rank 0 checks the checkpoint and samples
 
     std::map<std::string, Tensor> weights;
     for (const auto& [name, v] : model.named()) weights[name] = v.tensor();

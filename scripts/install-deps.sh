@@ -4,10 +4,12 @@
 set -euo pipefail
 
 # python3-numpy: the I/O tests check that NumPy reads the files numr writes.
+# libopenmpi-dev, openmpi-bin: Open MPI (libmpi.so.40, which numr loads at run time, and
+# mpirun) for the CPU communicator and its multi-process tests.
 # mesa-vulkan-drivers: the Vulkan loader and the libraries the newer lavapipe that
 # scripts/install-webgpu.sh fetches links against (LLVM 15, libdrm, xcb); npm fetches Dawn.
 packages=(cmake ninja-build g++ pkg-config libopenblas-dev libsleef-dev libdnnl-dev libgtest-dev
-          python3-numpy mesa-vulkan-drivers)
+          python3-numpy mesa-vulkan-drivers libopenmpi-dev openmpi-bin)
 command -v npm >/dev/null || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(libtorch-dev)  # the peer the benchmark program compares with

@@ -73,6 +73,9 @@ void resolve_all(Driver& d) {
   resolve(l, p, d.event_synchronize, {"cuEventSynchronize"});
   resolve(l, p, d.event_elapsed_time, {"cuEventElapsedTime_v2", "cuEventElapsedTime"});
   resolve(l, p, d.event_destroy, {"cuEventDestroy_v2"});
+  resolve(l, p, d.event_query, {"cuEventQuery"});
+  resolve(l, p, d.stream_wait_event, {"cuStreamWaitEvent"});
+  resolve(l, p, d.stream_destroy, {"cuStreamDestroy_v2"});
   resolve_optional(l, d.tensor_map_encode_tiled, "cuTensorMapEncodeTiled");
 }
 

@@ -53,6 +53,9 @@ struct Driver {
   PfnEventSynchronize event_synchronize = nullptr;
   PfnEventElapsedTime event_elapsed_time = nullptr;
   PfnEventDestroy event_destroy = nullptr;
+  PfnEventQuery event_query = nullptr;
+  PfnStreamWaitEvent stream_wait_event = nullptr;
+  PfnStreamDestroy stream_destroy = nullptr;
 
   // Optional entry points: nullptr when the driver lacks them (users check first).
   PfnTensorMapEncodeTiled tensor_map_encode_tiled = nullptr;  // CUDA 12.0 and newer

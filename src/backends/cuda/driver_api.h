@@ -162,6 +162,9 @@ using PfnEventRecord = CUresult (*)(CUevent, CUstream);
 using PfnEventSynchronize = CUresult (*)(CUevent);
 using PfnEventElapsedTime = CUresult (*)(float*, CUevent, CUevent);
 using PfnEventDestroy = CUresult (*)(CUevent);
+using PfnEventQuery = CUresult (*)(CUevent);
+using PfnStreamWaitEvent = CUresult (*)(CUstream, CUevent, unsigned);
+using PfnStreamDestroy = CUresult (*)(CUstream);
 // cuTensorMapEncodeTiled(map, data type, rank, global address, global dims, global strides
 // (rank - 1 of them, bytes), box dims, element strides, interleave, swizzle, L2 promotion,
 // out-of-bounds fill).
