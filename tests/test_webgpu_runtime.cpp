@@ -248,7 +248,9 @@ TEST(WebGpuRuntime, UploadsIntoReusedBuffersKeepEveryBit) {
     std::vector<uint32_t> bits(static_cast<size_t>(n));
     for (size_t i = 0; i < bits.size(); ++i) {
       bits[i] = uint32_t(i) * 2654435761u + it * 40503u;
-      if ((bits[i] & 0x7f800000u) == 0x7f800000u) bits[i] &= 0xbfffffffu;  // no NaN or Inf
+      // Normal values only: no NaN or Inf, and no subnormal, which a device may flush.
+      if ((bits[i] & 0x7f800000u) == 0x7f800000u) bits[i] &= 0xbfffffffu;
+      if ((bits[i] & 0x7f800000u) == 0) bits[i] |= 0x00800000u;
     }
     std::vector<float> v(bits.size());
     std::memcpy(v.data(), bits.data(), 4 * bits.size());
