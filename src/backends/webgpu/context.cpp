@@ -489,26 +489,15 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
                             kArenaWords);
   if (recorded_ >= kMaxRecorded || round_up(arena_host_.size(), align) + words > kArenaWords)
     flush();
-  if (!arena_) arena_ = raw_buffer(kArenaWords * 4, kBufferUsageStorage, "numr params", true);
-  for (const Binding& b : buffers) b.buffer->used = true;
   for (const Binding& b : buffers)
     if (b.buffer->bound > limits_.maxStorageBufferBindingSize)
       fail<BackendLimitation>(current_op("webgpu"), "webgpu: a tensor of ", b.buffer->bound,
                               " bytes exceeds the adapter's largest storage binding (",
                               limits_.maxStorageBufferBindingSize, " bytes)");
-  const uint64_t slot = round_up(arena_host_.size(), align);
-  arena_host_.resize(slot + words, 0);
-  std::copy(params.begin(), params.end(), arena_host_.begin() + long(slot));
-
-  WGPUCommandEncoder enc = encoder();
   // A buffer bound writable may be bound by no other binding: an input that shares one
   // with an output is read from a copy.
   std::vector<Buffer*> copies;
   std::vector<WGPUBindGroupEntry> entries(buffers.size() + 1);
-  entries[0].binding = 0;
-  entries[0].buffer = arena_;
-  entries[0].offset = slot * 4;
-  entries[0].size = words * 4;
   for (size_t i = 0; i < buffers.size(); ++i) {
     WGPUBuffer raw = buffers[i].buffer->buffer;
     bool aliased = false;
@@ -517,7 +506,7 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
                  (buffers[j].writable || buffers[i].writable);
     if (aliased && !buffers[i].writable) {
       Buffer* c = allocate(buffers[i].buffer->bound);
-      api_.wgpuCommandEncoderCopyBufferToBuffer(enc, raw, 0, c->buffer, 0, c->bound);
+      api_.wgpuCommandEncoderCopyBufferToBuffer(encoder(), raw, 0, c->buffer, 0, c->bound);
       copies.push_back(c);
       raw = c->buffer;
     }
@@ -526,13 +515,25 @@ void Context::dispatch(WGPUComputePipeline pipeline, std::span<const Binding> bu
     entries[i + 1].offset = 0;
     entries[i + 1].size = buffers[i].buffer->bound;
   }
+  // The parameters, and the marks, only now: an allocation above may have submitted the
+  // encoder (and its parameter buffer) to make room.
+  if (!arena_) arena_ = raw_buffer(kArenaWords * 4, kBufferUsageStorage, "numr params", true);
+  const uint64_t slot = round_up(arena_host_.size(), align);
+  arena_host_.resize(slot + words, 0);
+  std::copy(params.begin(), params.end(), arena_host_.begin() + long(slot));
+  entries[0].binding = 0;
+  entries[0].buffer = arena_;
+  entries[0].offset = slot * 4;
+  entries[0].size = words * 4;
+  for (const Binding& b : buffers) b.buffer->used = true;
+  for (Buffer* c : copies) c->used = true;
   WGPUBindGroupLayout layout = api_.wgpuComputePipelineGetBindGroupLayout(pipeline, 0);
   WGPUBindGroupDescriptor bgd{};
   bgd.layout = layout;
   bgd.entryCount = entries.size();
   bgd.entries = entries.data();
   WGPUBindGroup group = api_.wgpuDeviceCreateBindGroup(device_, &bgd);
-  WGPUComputePassEncoder pass = api_.wgpuCommandEncoderBeginComputePass(enc, nullptr);
+  WGPUComputePassEncoder pass = api_.wgpuCommandEncoderBeginComputePass(encoder(), nullptr);
   api_.wgpuComputePassEncoderSetPipeline(pass, pipeline);
   api_.wgpuComputePassEncoderSetBindGroup(pass, 0, group, 0, nullptr);
   api_.wgpuComputePassEncoderDispatchWorkgroups(pass, uint32_t(gx), uint32_t(gy), 1);

@@ -26,7 +26,7 @@ struct Buffer {
   uint64_t size = 0;   // bytes, a multiple of 4 and at least 4
   uint64_t bound = 0;  // bytes a dispatch binds: the request rounded up to 4
   // Recorded work has used it (as a binding or a copy's source): a queue write into it
-  // waits for that work first (Context::write).
+  // waits for the queue first (Context::write).
   mutable bool used = false;
 };
 
