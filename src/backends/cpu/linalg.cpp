@@ -262,12 +262,19 @@ T* ptr(const TensorRef& r) {
 // LAPACK's leading dimension must be at least 1 even for an empty matrix.
 int ld(int64_t rows) { return int(std::max<int64_t>(rows, 1)); }
 
+// Whether a routine may run on several threads at once. OpenBLAS's own C factorisations
+// (potrf, getrf, getrs, trsm) may; the reference LAPACK it carries (geqrf, the
+// divide-and-conquer syevd/heevd and gesdd, geev) is not reentrant everywhere, and 16 pool
+// threads calling syevd or gesdd together crashed, even with OpenBLAS held to one thread.
+enum class Reentrant : bool { no, yes };
+
 // Runs f(i) for every matrix of the batch: spread over numr's pool when the matrices are
-// small (the BLAS would run each on one thread anyway), else one after another.
+// small (the BLAS would run each on one thread anyway) and the routine is reentrant, else
+// one after another.
 template <class F>
-void for_each_matrix(int64_t batch, int64_t elems, F&& f) {
+void for_each_matrix(int64_t batch, int64_t elems, Reentrant reentrant, F&& f) {
   constexpr int64_t kSmall = 128 * 128;
-  if (batch > 1 && elems <= kSmall) {
+  if (batch > 1 && elems <= kSmall && reentrant == Reentrant::yes) {
     const cpu::BlasSingleThreaded one_blas_thread;
     ThreadPool::instance().parallel_for(batch, 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) f(i);
@@ -289,7 +296,7 @@ void cholesky(const LinalgCall& c) {
   const char* uplo = c.upper ? "U" : "L";
   T* a = ptr<T>(c.a);
   int* info = ptr<int>(c.info);
-  for_each_matrix(c.batch, c.n * c.n, [&](int64_t i) {
+  for_each_matrix(c.batch, c.n * c.n, Reentrant::yes, [&](int64_t i) {
     potrf(uplo, &n, a + i * c.n * c.n, &lda, &info[i]);
     check_info("potrf", info[i]);
   });
@@ -301,7 +308,7 @@ void lu_factor(const LinalgCall& c) {
   const int64_t k = std::min(c.m, c.n);
   T* a = ptr<T>(c.a);
   int *piv = ptr<int>(c.pivots), *info = ptr<int>(c.info);
-  for_each_matrix(c.batch, c.m * c.n, [&](int64_t i) {
+  for_each_matrix(c.batch, c.m * c.n, Reentrant::yes, [&](int64_t i) {
     getrf(&m, &n, a + i * c.m * c.n, &lda, piv + i * k, &info[i]);
     check_info("getrf", info[i]);
     if (!c.with_perm) return;
@@ -318,7 +325,7 @@ void lu_solve(const LinalgCall& c) {
   const T* a = ptr<T>(c.a);
   T* b = ptr<T>(c.b);
   const int* piv = ptr<int>(c.pivots);
-  for_each_matrix(c.batch, c.n * std::max(c.n, c.k), [&](int64_t i) {
+  for_each_matrix(c.batch, c.n * std::max(c.n, c.k), Reentrant::yes, [&](int64_t i) {
     int info = 0;
     getrs(&n, &k, a + i * c.n * c.n, &lda, piv + i * c.n, b + i * c.n * c.k, &lda, &info);
     check_info("getrs", info);
@@ -336,7 +343,7 @@ void triangular_solve(const LinalgCall& c) {
   const char* uplo = c.upper ? "U" : "L";
   const char* diag = c.unitriangular ? "U" : "N";
   if (rows == 0 || cols == 0) return;
-  for_each_matrix(c.batch, c.n * std::max(c.n, c.k), [&](int64_t i) {
+  for_each_matrix(c.batch, c.n * std::max(c.n, c.k), Reentrant::yes, [&](int64_t i) {
     trsm(side, uplo, diag, &rows, &cols, a + i * c.n * c.n, &lda, b + i * c.n * c.k, &ldb);
   });
 }
@@ -362,7 +369,7 @@ void qr(const LinalgCall& c) {
       orgqr(&m, &q_cols, &k, dummy.data(), &lda, dummy.data(), &wq2, &neg, &info);
     lwork = std::max({1, work_size(wq), work_size(wq2), m, n});
   }
-  for_each_matrix(c.batch, c.m * c.n, [&](int64_t i) {
+  for_each_matrix(c.batch, c.m * c.n, Reentrant::no, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork)), tau(static_cast<size_t>(std::max(k, 1)));
     std::vector<T> buf(size_t(c.m) * size_t(qa_cols));
     std::memcpy(buf.data(), a + i * c.m * c.n, sizeof(T) * size_t(c.m * c.n));
@@ -410,7 +417,7 @@ void eigh(const LinalgCall& c) {
     lrwork = std::max(1, int(rwq));
     liwork = std::max(1, iwq);
   }
-  for_each_matrix(c.batch, c.n * c.n, [&](int64_t i) {
+  for_each_matrix(c.batch, c.n * c.n, Reentrant::no, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork));
     std::vector<int> iwork(static_cast<size_t>(liwork));
     if constexpr (kComplex<T>) {
@@ -455,7 +462,7 @@ void svd(const LinalgCall& c) {
             &qinfo);
     lwork = std::max(1, work_size(wq));
   }
-  for_each_matrix(c.batch, c.m * c.n, [&](int64_t i) {
+  for_each_matrix(c.batch, c.m * c.n, Reentrant::no, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork));
     std::vector<int> iwork(size_t(8 * std::max(k, 1)));
     T dummy_u = 0, dummy_vt = 0;
@@ -497,7 +504,7 @@ void eig(const LinalgCall& c) {
     lwork = std::max(1, work_size(wq));
   }
   const size_t nn = size_t(c.n) * size_t(c.n);
-  for_each_matrix(c.batch, c.n * c.n, [&](int64_t i) {
+  for_each_matrix(c.batch, c.n * c.n, Reentrant::no, [&](int64_t i) {
     std::vector<T> work(static_cast<size_t>(lwork));
     T* ai = a + i * c.n * c.n;
     C* wi = w + i * c.n;
