@@ -5,6 +5,8 @@
 #   scripts/make-gpu-bundle.sh [build-dir] [archive]   (defaults: build/release, .gpu/bundle.tar.xz)
 # On the GPU machine: mkdir b && tar -xJf bundle.tar.xz -C b &&
 #   LD_LIBRARY_PATH=b/lib b/bin/numr_tests
+# The benchmark scripts come along in b/bench (CPU: NUMR_LIBS=b/lib b/bench/cpu/run.sh
+# b/bin/numr_gpu_bench out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
@@ -14,7 +16,8 @@ cmake --build "$build"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib"
-for program in tests/numr_tests bench/numr_gpu_bench bench/numr_sm90_gemm_probe examples/numr_demo \
+for program in tests/numr_tests bench/numr_gpu_bench bench/numr_sm90_gemm_probe \
+  bench/numr_onednn_probe examples/numr_demo \
   examples/numr_transformer examples/numr_science; do
   [[ -x "$build/$program" ]] && cp "$build/$program" "$stage/bin/"
 done
@@ -33,6 +36,10 @@ cp -rL /usr/share/common-licenses "$stage/share/"
 # The test fixtures, found by walking up from bin/numr_tests.
 mkdir -p "$stage/tests"
 cp -r "$(dirname "$0")/../tests/data" "$stage/tests/"
+# The benchmark drivers (bench/gpu/run.sh, bench/cpu/run.sh and their Python halves).
+mkdir -p "$stage/bench"
+cp -r "$(dirname "$0")/../bench/gpu" "$(dirname "$0")/../bench/cpu" "$stage/bench/"
+rm -f "$stage"/bench/*/*.cpp
 mkdir -p "$(dirname "$archive")"
-tar -C "$stage" -cJf "$archive" bin lib share tests
+tar -C "$stage" -cJf "$archive" bin lib share tests bench
 ls -l "$archive"
