@@ -66,6 +66,8 @@ int parse_thread_count(const char* text) {
   return n;
 }
 
+bool ThreadPool::in_worker() { return tl_in_pool; }
+
 ThreadPool& ThreadPool::instance() {
   static ThreadPool pool(default_threads());
   return pool;

@@ -23,6 +23,9 @@ class ThreadPool {
   ~ThreadPool();
 
   int size() const { return n_threads_; }
+  // Whether the calling thread is running a chunk of a parallel_for (where a nested call
+  // runs serially).
+  static bool in_worker();
   void resize(int n_threads);
   // Called with the new size after every resize (the BLAS follows the pool).
   void set_resize_hook(std::function<void(int)> hook);

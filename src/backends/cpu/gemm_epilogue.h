@@ -12,5 +12,7 @@ void matmul_epilogue(const GemmEpilogueCall& call);
 // multiply-adds do not), and how many products it has run.
 bool uses_own_gemm(DType dtype, Activation act);
 int64_t own_gemm_count();
+// Whether oneDNN runs its AMX kernels on this CPU (BF16 epilogues then go to oneDNN).
+bool onednn_uses_amx();
 
 }  // namespace numr::cpu
