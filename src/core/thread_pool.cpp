@@ -42,6 +42,19 @@ void spin_until(F&& done) {
   }
 }
 
+// How many chunks per thread parallel_for cuts a range into (at most; chunks keep at least
+// `grain` items). Threads take chunks as they finish, so more chunks than threads even out
+// threads that run slower (a busy core, a remote memory node) at the cost of more hand-offs.
+// NUMR_POOL_CHUNKS sets it; 1, the default, gives each thread one equal chunk.
+int64_t chunks_per_thread() {
+  static const int64_t n = [] {
+    long v = 1;
+    if (const char* env = std::getenv("NUMR_POOL_CHUNKS")) v = std::clamp(std::atol(env), 1L, 64L);
+    return int64_t(v);
+  }();
+  return n;
+}
+
 // A bad NUMR_NUM_THREADS is ignored rather than fatal: it is read on the first op, where an
 // exception would surface far from its cause.
 int default_threads() {
@@ -190,7 +203,8 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
     return;
   }
   std::lock_guard<std::mutex> call(call_mu_);
-  const int64_t max_chunks = std::min<int64_t>(n_threads_, (n + grain - 1) / grain);
+  const int64_t max_chunks =
+      std::min<int64_t>(n_threads_ * chunks_per_thread(), (n + grain - 1) / grain);
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = fn;

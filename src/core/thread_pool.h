@@ -1,5 +1,6 @@
 // A fixed pool of worker threads for the CPU backend. parallel_for splits [0, n) into
-// contiguous ranges of at least `grain` items; the calling thread takes part. Calls made
+// contiguous ranges of at least `grain` items (one per thread, or NUMR_POOL_CHUNKS per
+// thread taken as threads finish); the calling thread takes part. Calls made
 // from inside a worker run serially.
 #pragma once
 
