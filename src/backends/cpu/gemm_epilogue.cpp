@@ -665,7 +665,13 @@ bool uses_own_gemm(DType dtype, Activation act) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") != 0;
   }();
-  if (act == Activation::None || act == Activation::Relu || !kernels().own_gemm) return false;
+  // NUMR_CPU_OWN_GEMM=0 leaves every epilogue to oneDNN (to compare the two).
+  static const bool allowed = [] {
+    const char* env = std::getenv("NUMR_CPU_OWN_GEMM");
+    return !(env && std::strcmp(env, "0") == 0);
+  }();
+  if (act == Activation::None || act == Activation::Relu || !kernels().own_gemm || !allowed)
+    return false;
   return dtype == DType::F32 || (dtype == DType::BF16 && cpu_has_bf16 && !onednn_uses_amx());
 }
 

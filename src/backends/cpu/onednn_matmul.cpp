@@ -147,14 +147,18 @@ class PrimitiveCache {
     // With a scratchpad passed in by each caller, one primitive may run on several
     // threads at once.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(entry->a, entry->b, entry->out), attr,
-                                    onednn_engine());
-    // oneDNN's reference implementation is a scalar loop, far slower than numr's BLAS
-    // path; such cases are left to that path.
-    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) {
-      entry->primitive = std::make_unique<dnnl::matmul>(pd);
-      entry->scratchpad = pd.scratchpad_desc();
-      entry->b = pd.weights_desc();
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(entry->a, entry->b, entry->out), attr,
+                                      onednn_engine());
+      // oneDNN's reference implementation is a scalar loop, far slower than numr's BLAS
+      // path; such cases are left to that path.
+      if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) {
+        entry->primitive = std::make_unique<dnnl::matmul>(pd);
+        entry->scratchpad = pd.scratchpad_desc();
+        entry->b = pd.weights_desc();
+      }
+    } catch (const dnnl::error&) {
+      // No implementation at all (BF16 below AVX-512): also the BLAS path's.
     }
     return *map_.emplace(key, std::move(entry)).first->second;
   }
