@@ -83,11 +83,11 @@ int main(int argc, char** argv) {
   }
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
+  const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
   std::printf(
-      "%lld^3; oneDNN ISA %d (AMX = %d)\n\n| case | threads | ms | TFLOP/s |\n"
+      "%lld^3; oneDNN with AMX: %s\n\n| case | threads | ms | TFLOP/s |\n"
       "|---|---:|---:|---:|\n",
-      static_cast<long long>(s), int(dnnl::get_effective_cpu_isa()),
-      int(dnnl::cpu_isa::avx512_core_amx));
+      static_cast<long long>(s), amx ? "yes" : "no");
   numr::Generator gen(1);
   for (const int t : counts) {
     omp_set_num_threads(t);

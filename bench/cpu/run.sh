@@ -6,7 +6,8 @@
 # THREADS: the counts (default "1 4 16"). REPS and ROUNDS: default 3 and 5, and 2 and 3 at a
 # single thread (where the GEMMs are 2048^3, as the case names say). ONLY: case substrings.
 # NUMR_LIBS: a folder of shared libraries for numr_gpu_bench alone (a bundle's lib/ from
-# scripts/make-gpu-bundle.sh); PyTorch keeps the machine's own.
+# scripts/make-gpu-bundle.sh); PyTorch keeps the machine's own. numr's threading settings
+# (NUMR_CPU_GEMM_TEAM, NUMR_POOL_CHUNKS, ...) pass through; bench/cpu/knobs.sh compares them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$1
