@@ -10,6 +10,7 @@
 #   NUMR_CPU_OWN_GEMM=0       F32 epilogues through oneDNN's post-ops, not numr's own GEMM
 #   NUMR_POOL_CHUNKS=4        four chunks per thread in parallel loops, taken as threads finish
 #   NUMR_SPIN_US=0            numr's idle workers sleep at once
+#   NUMR_POOL_OMP_MS=0        parallel loops never move to OpenMP's team after a team GEMM
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bench=$1
@@ -18,7 +19,7 @@ t=${THREADS:-16}
 only=${ONLY:-matmul_,linear_gelu,silu_mul,sum_,softmax}
 mkdir -p "$out"
 settings=("DEFAULT=1" "NUMR_CPU_GEMM_TEAM=0" "OMP_WAIT_POLICY=passive" "NUMR_CPU_OWN_GEMM=0"
-          "NUMR_POOL_CHUNKS=4" "NUMR_SPIN_US=0")
+          "NUMR_POOL_CHUNKS=4" "NUMR_SPIN_US=0" "NUMR_POOL_OMP_MS=0")
 for s in "${settings[@]}"; do
   env "$s" LD_LIBRARY_PATH="${NUMR_LIBS:+$NUMR_LIBS:}${LD_LIBRARY_PATH:-}" \
     "$bench" --device cpu --suite cpu --threads "$t" --warmup 1 --reps "${REPS:-3}" \

@@ -1,10 +1,13 @@
 #include "core/thread_pool.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "core/thread_count.h"
 #include "numr/error.h"
@@ -80,6 +83,30 @@ int parse_thread_count(const char* text) {
 }
 
 bool ThreadPool::in_worker() { return tl_in_pool; }
+bool ThreadPool::set_in_worker(bool in) { return std::exchange(tl_in_pool, in); }
+
+namespace {
+// How long after a product on an OpenMP team parallel_for runs on that team (note_openmp_team):
+// about as long as libgomp's threads poll by default. NUMR_POOL_OMP_MS sets it; 0 never.
+int64_t openmp_window_ns() {
+  static const int64_t ns = [] {
+    double ms = 10;
+    if (const char* env = std::getenv("NUMR_POOL_OMP_MS")) ms = std::max(0.0, std::atof(env));
+    return int64_t(ms * 1e6);
+  }();
+  return ns;
+}
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void ThreadPool::note_openmp_team() {
+  if (openmp_window_ns() > 0)
+    openmp_until_ns_.store(now_ns() + openmp_window_ns(), std::memory_order_relaxed);
+}
 
 ThreadPool& ThreadPool::instance() {
   static ThreadPool pool(default_threads());
@@ -200,6 +227,13 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
   grain = std::max<int64_t>(grain, 1);
   if (tl_in_pool || n_threads_ == 1 || n <= grain) {
     fn(ctx, 0, n);
+    return;
+  }
+  if (openmp_until_ns_.load(std::memory_order_relaxed) > now_ns() && !omp_in_parallel()) {
+    const int64_t max_chunks =
+        std::min<int64_t>(n_threads_ * chunks_per_thread(), (n + grain - 1) / grain);
+    const int64_t chunk = (n + max_chunks - 1) / max_chunks;
+    run_openmp(int(std::min<int64_t>(n_threads_, (n + chunk - 1) / chunk)), n, chunk, fn, ctx);
     return;
   }
   std::lock_guard<std::mutex> call(call_mu_);

@@ -38,6 +38,14 @@ class ThreadPool {
   // numr's polling workers.
   void park() { park_.fetch_add(1, std::memory_order_release); }
 
+  // Called after a product ran on an OpenMP team (the CPU GEMMs). For NUMR_POOL_OMP_MS
+  // after it (while OpenMP's threads still poll for work, which they do with the core to
+  // themselves), parallel_for hands its chunks to that team rather than waking numr's
+  // workers onto the same cores.
+  void note_openmp_team();
+  // Whether the calling thread is inside an OpenMP parallel region.
+  static bool on_openmp_team();
+
   template <class F>
   void parallel_for(int64_t n, int64_t grain, F&& f) {
     using Fn = std::remove_reference_t<F>;
@@ -48,6 +56,10 @@ class ThreadPool {
 
  private:
   explicit ThreadPool(int n_threads);
+  // Runs chunks of `chunk` items of [0, n) on an OpenMP team (thread_pool_omp.cpp).
+  void run_openmp(int threads, int64_t n, int64_t chunk, RangeFn fn, void* ctx);
+  // Marks the calling thread as running a chunk; returns the previous mark.
+  static bool set_in_worker(bool in);
   void start(int n_threads);
   void stop();
   void worker_loop(int id);
@@ -70,6 +82,7 @@ class ThreadPool {
   std::exception_ptr error_;
   std::mutex call_mu_;  // one parallel_for at a time from outside the pool
   std::function<void(int)> resize_hook_;
+  std::atomic<int64_t> openmp_until_ns_{0};  // steady_clock time; see note_openmp_team
 };
 
 inline void parallel_for(int64_t n, int64_t grain, auto&& f) {

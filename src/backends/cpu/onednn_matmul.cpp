@@ -208,7 +208,10 @@ void set_gemm_team_min_macs_for_testing(double macs) {
 }
 
 int64_t gemm_team_count() { return g_team_runs.load(std::memory_order_relaxed); }
-void count_gemm_team_run() { g_team_runs.fetch_add(1, std::memory_order_relaxed); }
+void count_gemm_team_run() {
+  g_team_runs.fetch_add(1, std::memory_order_relaxed);
+  ThreadPool::instance().note_openmp_team();
+}
 
 int gemm_team_threads(double total_macs) {
   const double per_thread = gemm_team_min_macs();
