@@ -4,7 +4,8 @@
 // B given row- and column-major, every activation, a kept pre-activation and a residual;
 // each check also asserts that B was packed. Every test runs twice: with the product split
 // over numr's pool (Pool) and as one primitive on an OpenMP team (Team, which large
-// products take: gemm_team_threads), here from any size.
+// products take: gemm_team_threads), here from any size; a staged product on a team runs
+// in bands of rows, here small ones.
 #include <array>
 #include <string>
 
@@ -25,8 +26,11 @@ class PackedBTest : public ::testing::TestWithParam<bool> {
     set_num_threads(2);
     cpu::set_packed_b_min_bytes_for_testing(0);
     cpu::set_gemm_team_min_macs_for_testing(GetParam() ? 0.0 : 1e300);
+    // A staged product on a team in bands of 32 rows, the last one ragged.
+    cpu::set_team_stage_bytes_for_testing(16384);
   }
   void TearDown() override {
+    cpu::set_team_stage_bytes_for_testing(0);
     cpu::set_gemm_team_min_macs_for_testing(-1.0);
     cpu::set_packed_b_min_bytes_for_testing(cpu::PackedB::kMinBytes);
     set_num_threads(threads_);

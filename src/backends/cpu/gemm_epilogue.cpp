@@ -52,6 +52,10 @@ using Buffer = ScratchBuffer;
 
 // A staged block's f32 product stays within this, so it is still in L2/L3 when finished.
 constexpr int64_t kStageBytes = int64_t(2) << 20;
+// The same for a band of rows run on an OpenMP team (every thread's share of it); tests
+// set less (set_team_stage_bytes_for_testing).
+constexpr int64_t kTeamStageBytes = int64_t(32) << 20;
+std::atomic<int64_t> g_team_stage_bytes{kTeamStageBytes};
 
 struct ThreadBuffers {
   Buffer a{kOp}, b{kOp}, packed_b{kOp}, stage{kOp}, scratchpad{kOp};
@@ -267,19 +271,26 @@ class OnednnEpilogue {
   enum class Split { Batch, Rows, Cols };
 
   // The whole product as one primitive on an OpenMP team of `team` threads
-  // (gemm_team_threads), b packed by the team when large; a staged product goes to one
-  // stage the size of out (or to pre), finished by numr's pool afterwards.
+  // (gemm_team_threads), b packed by the team when large; a product staged in f32 goes in
+  // bands of rows of at most kTeamStageBytes (one item: the whole batch otherwise), each
+  // finished in parallel before the next band runs.
   bool run_team(int team) {
     ThreadPool::instance().park();
     team_ = true;
     split_ = Split::Rows;
     per_ = step_ = extent_ = p_.m;
+    if (mode_.staged && !mode_.stage_is_pre && p_.nb == 1) {
+      const int64_t rows = g_team_stage_bytes.load(std::memory_order_relaxed) /
+                           (std::max<int64_t>(p_.n, 1) * int64_t(sizeof(float)));
+      step_ = std::max<int64_t>(16 * team, rows / 16 * 16);
+    }
     want_packed_b_ =
         p_.nb == 1 && PackedB::worth_it(team, p_.k * p_.n * int64_t(dtype_size(a_.dtype)));
     OmpThreads omp_threads(team);
     try {
-      if (!block(0, p_.nb, 0, p_.m, 0, p_.n, false)) return false;
-      block(0, p_.nb, 0, p_.m, 0, p_.n, true);
+      if (!block(0, p_.nb, 0, std::min(p_.m, step_), 0, p_.n, false)) return false;
+      for (int64_t r0 = 0; r0 < p_.m; r0 += step_)
+        block(0, p_.nb, r0, std::min(p_.m, r0 + step_), 0, p_.n, true);
       count_gemm_team_run();
     } catch (const dnnl::error& e) {
       fail<BackendError>(kOp, "oneDNN: ", e.what());
@@ -473,7 +484,8 @@ class OnednnEpilogue {
       }
     };
     if (team_) {
-      // The team's product in full, finished by the pool.
+      // The team's band, finished in parallel: on the team itself while it still polls.
+      ThreadPool::instance().note_openmp_team();
       const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(cb, 1));
       ThreadPool::instance().parallel_for(nbk * mb, grain, finish);
     } else {
@@ -682,6 +694,9 @@ bool onednn_uses_amx() {
   return amx;
 }
 int64_t own_gemm_count() { return g_own_gemm_runs.load(std::memory_order_relaxed); }
+void set_team_stage_bytes_for_testing(int64_t bytes) {
+  g_team_stage_bytes.store(bytes > 0 ? bytes : kTeamStageBytes, std::memory_order_relaxed);
+}
 
 void matmul_epilogue(const GemmEpilogueCall& call) {
   if (call.out.numel() == 0) return;
