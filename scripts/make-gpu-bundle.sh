@@ -39,7 +39,7 @@ cp -r "$(dirname "$0")/../tests/data" "$stage/tests/"
 # The benchmark drivers (bench/gpu/run.sh, bench/cpu/run.sh and their Python halves).
 mkdir -p "$stage/bench"
 cp -r "$(dirname "$0")/../bench/gpu" "$(dirname "$0")/../bench/cpu" "$stage/bench/"
-rm -f "$stage"/bench/*/*.cpp
+rm -rf "$stage"/bench/*/*.cpp "$stage"/bench/*/__pycache__
 mkdir -p "$(dirname "$archive")"
 tar -C "$stage" -cJf "$archive" bin lib share tests bench
 ls -l "$archive"

@@ -15,6 +15,9 @@
 namespace numr {
 namespace {
 thread_local bool tl_in_pool = false;
+// Until when (steady_clock, ns) this thread's parallel_for runs on the OpenMP team its last
+// team product ran on (note_openmp_team): that team belongs to this thread.
+thread_local int64_t tl_openmp_until_ns = 0;
 
 // How long a thread polls for the next job, or for a job's end, before it blocks on a
 // condition variable. Waking a blocked thread costs a system call and a reschedule, which
@@ -104,8 +107,7 @@ int64_t now_ns() {
 }  // namespace
 
 void ThreadPool::note_openmp_team() {
-  if (openmp_window_ns() > 0)
-    openmp_until_ns_.store(now_ns() + openmp_window_ns(), std::memory_order_relaxed);
+  if (openmp_window_ns() > 0) tl_openmp_until_ns = now_ns() + openmp_window_ns();
 }
 
 ThreadPool& ThreadPool::instance() {
@@ -229,7 +231,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
     fn(ctx, 0, n);
     return;
   }
-  if (openmp_until_ns_.load(std::memory_order_relaxed) > now_ns() && !omp_in_parallel()) {
+  if (tl_openmp_until_ns > now_ns() && !omp_in_parallel()) {
     const int64_t max_chunks =
         std::min<int64_t>(n_threads_ * chunks_per_thread(), (n + grain - 1) / grain);
     const int64_t chunk = (n + max_chunks - 1) / max_chunks;

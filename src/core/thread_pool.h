@@ -40,8 +40,8 @@ class ThreadPool {
 
   // Called after a product ran on an OpenMP team (the CPU GEMMs). For NUMR_POOL_OMP_MS
   // after it (while OpenMP's threads still poll for work, which they do with the core to
-  // themselves), parallel_for hands its chunks to that team rather than waking numr's
-  // workers onto the same cores.
+  // themselves), parallel_for calls from the same thread hand their chunks to that team
+  // rather than waking numr's workers onto the same cores.
   void note_openmp_team();
   // Whether the calling thread is inside an OpenMP parallel region.
   static bool on_openmp_team();
@@ -82,7 +82,6 @@ class ThreadPool {
   std::exception_ptr error_;
   std::mutex call_mu_;  // one parallel_for at a time from outside the pool
   std::function<void(int)> resize_hook_;
-  std::atomic<int64_t> openmp_until_ns_{0};  // steady_clock time; see note_openmp_team
 };
 
 inline void parallel_for(int64_t n, int64_t grain, auto&& f) {
