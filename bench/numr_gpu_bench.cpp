@@ -4,7 +4,10 @@
 // script bench/gpu/run.sh runs both programs in one go and bench/gpu/report.py joins
 // them into the table of BENCHMARKS.md (ratios and fractions of the measured floors).
 //   numr_gpu_bench [--reps 20] [--rounds 7] [--gap-ms 0] [--only substring[,substring...]]
-//                  [--device cuda:0|cpu|webgpu:0]
+//                  [--device cuda:0|cpu|webgpu:0] [--suite all|cpu] [--threads N]
+//                  [--warmup 3]
+// --suite cpu runs the CPU scaling cases alone (run_cpu; bench/cpu/run.sh runs them at
+// several thread counts); --threads sets numr's CPU thread count first.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -26,6 +29,7 @@ namespace {
 struct Options {
   int reps = 20, rounds = 7;
   int gap_ms = 0;  // idle time before each round (--gap-ms)
+  int warmup = 3;  // calls of each case before the timed rounds
   std::string only;
 };
 
@@ -68,7 +72,7 @@ void report(const Options& o, Device dev, std::vector<Case> cases) {
   std::vector<std::vector<double>> t(cases.size());
   std::vector<std::string> error(cases.size());
   for (size_t i = 0; i < cases.size(); ++i) try {
-      for (int w = 0; w < 3; ++w) cases[i].fn();
+      for (int w = 0; w < o.warmup; ++w) cases[i].fn();
       synchronize(dev);
     } catch (const std::exception& e) {
       error[i] = e.what();
@@ -425,11 +429,61 @@ void run_science(const Options& o, Device dev) {
   }
 }
 
+// The CPU at server scale (bench/cpu/run.sh, beside torch_peer.py --suite cpu): GEMMs and
+// their epilogues, the fused gate, reductions, row norms, a convolution and a sort. The
+// GEMMs are 4096^3 from 4 threads up and 2048^3 below (the names say which), so that a
+// single-threaded run stays short.
+void run_cpu(const Options& o, Device dev, int threads) {
+  Generator gen(6);
+  const int64_t g = threads >= 4 ? 4096 : 2048;
+  const std::string shape =
+      "_" + std::to_string(g) + "x" + std::to_string(g) + "x" + std::to_string(g);
+  for (auto [dt, tag] : {std::pair{DType::F32, "f32"}, std::pair{DType::BF16, "bf16"}}) {
+    const std::string t = tag;
+    Tensor x = randn({g, g}, dt, dev, gen);
+    Tensor w = (randn({g, g}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(g)))).cast(dt);
+    Tensor bias = randn({g}, dt, dev, gen), gr = randn({g, g}, dt, dev, gen);
+    report(o, dev,
+           {{"matmul_" + t + shape, [&] { (void)matmul(x, w); }},
+            {"linear_gelu_" + t + shape,
+             [&] { (void)matmul_bias_activation(x, w, bias, Activation::Gelu); }}});
+    report(o, dev, "linear_gelu_fwd_bwd_" + t + shape, [&] {
+      const EpilogueForward f = matmul_bias_activation_fwd(x, w, bias, Activation::Gelu);
+      (void)matmul_bias_activation_bwd_saved(gr, x, w, f.saved, Activation::Gelu);
+    });
+  }
+  const int64_t n = int64_t(64) << 20;
+  {
+    Tensor a = randn({n}, DType::F32, dev, gen), b = randn({n}, DType::F32, dev, gen);
+    report(o, dev, "silu_mul_f32_64M", [&] { (void)silu_mul(a, b); });
+    report(o, dev, "sum_all_f32_64M", [&] { (void)sum(a); });
+    Tensor rows = a.view({16384, 4096});
+    report(o, dev, "sum_lastdim_f32_16384x4096", [&] { (void)sum(rows, {1}); });
+    report(o, dev, "softmax_f32_16384x4096", [&] { (void)softmax(rows, -1); });
+    Tensor nw = randn({4096}, DType::F32, dev, gen), nb = randn({4096}, DType::F32, dev, gen);
+    report(o, dev, "rms_norm_f32_16384x4096", [&] { (void)rms_norm(rows, nw, 1e-5); });
+    report(o, dev, "layer_norm_f32_16384x4096", [&] { (void)layer_norm(rows, nw, nb, 1e-5); });
+  }
+  {
+    Tensor ab = randn({n}, DType::BF16, dev, gen), bb = randn({n}, DType::BF16, dev, gen);
+    report(o, dev, "silu_mul_bf16_64M", [&] { (void)silu_mul(ab, bb); });
+  }
+  {
+    Tensor x = randn({32, 64, 56, 56}, DType::F32, dev, gen);
+    Tensor w = randn({64, 64, 3, 3}, DType::F32, dev, gen), b = randn({64}, DType::F32, dev, gen);
+    report(o, dev, "conv2d_f32_32x64x56x56_k3", [&] { (void)conv2d(x, w, b, {1, 1}, {1, 1}); });
+    Tensor square = randn({4096, 4096}, DType::F32, dev, gen);
+    report(o, dev, "sort_f32_4096x4096", [&] { (void)sort(square, -1); });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   std::string device = "cuda:0";
+  std::string suite = "all";
+  int threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc)
@@ -442,10 +496,16 @@ int main(int argc, char** argv) {
       o.gap_ms = std::atoi(argv[++i]);
     else if (arg == "--device" && i + 1 < argc)
       device = argv[++i];
+    else if (arg == "--suite" && i + 1 < argc)
+      suite = argv[++i];
+    else if (arg == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (arg == "--warmup" && i + 1 < argc)
+      o.warmup = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: numr_gpu_bench [--reps N] [--rounds N] [--gap-ms N] [--only a,b,...] "
-                   "[--device cuda:0|cpu|webgpu:0]\n");
+                   "[--device cuda:0|cpu|webgpu:0] [--suite all|cpu] [--threads N] [--warmup N]\n");
       return 2;
     }
   }
@@ -455,6 +515,16 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "numr_gpu_bench: %s\n", e.what());
     return 1;
+  }
+  if (threads > 0) set_num_threads(threads);
+  if (suite == "cpu") {
+    try {
+      run_cpu(o, dev, threads > 0 ? threads : num_threads());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "numr_gpu_bench: %s\n", e.what());
+      return 1;
+    }
+    return 0;
   }
   // Each part on its own: a device without some dtype (WebGPU has no F64) fails while
   // making that part's inputs, and the other parts still run.

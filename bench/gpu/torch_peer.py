@@ -5,8 +5,10 @@ events around `reps` back-to-back calls, median of `rounds` rounds, after warm-u
 of a group (a GEMM and its epilogues) are timed interleaved, as numr_gpu_bench does: each
 round runs every case of the group in turn, starting one case further each round.
 Usage: python3 torch_peer.py [--reps 20] [--rounds 7] [--gap-ms 0] [--only a,b,...]
-                             [--device cuda|cpu]
-On the CPU the rounds are timed with the wall clock.
+                             [--device cuda|cpu] [--suite all|cpu] [--threads N] [--warmup 3]
+On the CPU the rounds are timed with the wall clock. --suite cpu runs the CPU scaling cases
+alone (numr_gpu_bench's run_cpu, the same names; bench/cpu/run.sh runs both at several
+thread counts); --threads sets torch.set_num_threads first.
 """
 import argparse
 import itertools
@@ -42,10 +44,13 @@ def round_ms(fn, reps, gap_ms=0):
     return start.elapsed_time(end) / reps
 
 
+WARMUP = 3
+
+
 def timed_group(fns, reps, rounds, gap_ms=0):
     """Median round of each fn; rounds interleave the fns (one further each round)."""
     for fn in fns:
-        for _ in range(3):
+        for _ in range(WARMUP):
             fn()
     if DEVICE == "cuda":
         torch.cuda.synchronize()
@@ -362,6 +367,51 @@ def science_cases():
     yield "linalg_eigh_c128_256", lambda: torch.linalg.eigh(herm)
 
 
+def cpu_cases(threads):
+    """numr_gpu_bench's run_cpu: GEMMs (4096^3 from 4 threads, else 2048^3) and epilogues,
+    the fused gate, reductions, row norms, a convolution and a sort."""
+    dev = "cpu"
+    g = torch.Generator(device=dev).manual_seed(6)
+
+    def rnd(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device=dev, generator=g, dtype=torch.float32).to(dtype)
+
+    s = 4096 if threads >= 4 else 2048
+    shape = f"{s}x{s}x{s}"
+    for dt, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+        x, bias = rnd(s, s, dtype=dt), rnd(s, dtype=dt)
+        w = (torch.randn(s, s, device=dev, generator=g) / s ** 0.5).to(dt)
+        yield Group([
+            (f"matmul_{tag}_{shape}", lambda x=x, w=w: x @ w),
+            (f"linear_gelu_{tag}_{shape}",
+             lambda x=x, w=w, bias=bias: F.gelu(torch.addmm(bias, x, w), approximate="tanh")),
+        ])
+        xg, wg, bg = (t.clone().requires_grad_() for t in (x, w, bias))
+        gout = rnd(s, s, dtype=dt)
+
+        def lin_fwd_bwd(xg=xg, wg=wg, bg=bg, gout=gout):
+            y = F.gelu(torch.addmm(bg, xg, wg), approximate="tanh")
+            torch.autograd.grad(y, (xg, wg, bg), gout)
+
+        yield f"linear_gelu_fwd_bwd_{tag}_{shape}", lin_fwd_bwd
+    n = 64 << 20
+    a, b = rnd(n), rnd(n)
+    yield "silu_mul_f32_64M", lambda: F.silu(a) * b
+    yield "sum_all_f32_64M", lambda: a.sum()
+    rows = a.view(16384, 4096)
+    yield "sum_lastdim_f32_16384x4096", lambda: rows.sum(dim=1)
+    yield "softmax_f32_16384x4096", lambda: torch.softmax(rows, dim=-1)
+    nw, nb = rnd(4096), rnd(4096)
+    yield "rms_norm_f32_16384x4096", lambda: F.rms_norm(rows, (4096,), nw, 1e-5)
+    yield "layer_norm_f32_16384x4096", lambda: F.layer_norm(rows, (4096,), nw, nb, 1e-5)
+    ab, bb = rnd(n, dtype=torch.bfloat16), rnd(n, dtype=torch.bfloat16)
+    yield "silu_mul_bf16_64M", lambda: F.silu(ab) * bb
+    xc, wc, bc = rnd(32, 64, 56, 56), rnd(64, 64, 3, 3), rnd(64)
+    yield "conv2d_f32_32x64x56x56_k3", lambda: F.conv2d(xc, wc, bc, 1, 1)
+    square = rnd(4096, 4096)
+    yield "sort_f32_4096x4096", lambda: torch.sort(square, dim=-1, stable=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=20)
@@ -369,14 +419,22 @@ def main():
     p.add_argument("--gap-ms", type=int, default=0, help="idle time before each round")
     p.add_argument("--only", default="", help="comma-separated substrings of case names")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--suite", default="all", choices=["all", "cpu"])
+    p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads first")
+    p.add_argument("--warmup", type=int, default=3, help="calls of each case before timing")
     args = p.parse_args()
-    global DEVICE
-    DEVICE = args.device
+    global DEVICE, WARMUP
+    DEVICE = "cpu" if args.suite == "cpu" else args.device
+    WARMUP = args.warmup
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     name = torch.cuda.get_device_name() if DEVICE == "cuda" else \
         f"cpu ({torch.get_num_threads()} threads)"
     print(json.dumps({"device": name, "torch": torch.__version__}), flush=True)
     wanted = [w for w in args.only.split(",") if w]
-    for item in itertools.chain(cases(), family_cases(), science_cases()):
+    suite = cpu_cases(torch.get_num_threads()) if args.suite == "cpu" else \
+        itertools.chain(cases(), family_cases(), science_cases())
+    for item in suite:
         group = item if isinstance(item, Group) else [item]
         group = [(name, fn) for name, fn in group
                  if not wanted or any(w in name for w in wanted)]

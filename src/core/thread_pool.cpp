@@ -1,10 +1,13 @@
 #include "core/thread_pool.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "core/thread_count.h"
 #include "numr/error.h"
@@ -12,6 +15,9 @@
 namespace numr {
 namespace {
 thread_local bool tl_in_pool = false;
+// Until when (steady_clock, ns) this thread's parallel_for runs on the OpenMP team its last
+// team product ran on (note_openmp_team): that team belongs to this thread.
+thread_local int64_t tl_openmp_until_ns = 0;
 
 // How long a thread polls for the next job, or for a job's end, before it blocks on a
 // condition variable. Waking a blocked thread costs a system call and a reschedule, which
@@ -42,6 +48,19 @@ void spin_until(F&& done) {
   }
 }
 
+// How many chunks per thread parallel_for cuts a range into (at most; chunks keep at least
+// `grain` items). Threads take chunks as they finish, so more chunks than threads even out
+// threads that run slower (a busy core, a remote memory node) at the cost of more hand-offs.
+// NUMR_POOL_CHUNKS sets it; 1, the default, gives each thread one equal chunk.
+int64_t chunks_per_thread() {
+  static const int64_t n = [] {
+    long v = 1;
+    if (const char* env = std::getenv("NUMR_POOL_CHUNKS")) v = std::clamp(std::atol(env), 1L, 64L);
+    return int64_t(v);
+  }();
+  return n;
+}
+
 // A bad NUMR_NUM_THREADS is ignored rather than fatal: it is read on the first op, where an
 // exception would surface far from its cause.
 int default_threads() {
@@ -64,6 +83,31 @@ int parse_thread_count(const char* text) {
     if (n > kMaxNumThreads) return 0;
   }
   return n;
+}
+
+bool ThreadPool::in_worker() { return tl_in_pool; }
+bool ThreadPool::set_in_worker(bool in) { return std::exchange(tl_in_pool, in); }
+
+namespace {
+// How long after a product on an OpenMP team parallel_for runs on that team (note_openmp_team):
+// about as long as libgomp's threads poll by default. NUMR_POOL_OMP_MS sets it; 0 never.
+int64_t openmp_window_ns() {
+  static const int64_t ns = [] {
+    double ms = 10;
+    if (const char* env = std::getenv("NUMR_POOL_OMP_MS")) ms = std::max(0.0, std::atof(env));
+    return int64_t(ms * 1e6);
+  }();
+  return ns;
+}
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void ThreadPool::note_openmp_team() {
+  if (openmp_window_ns() > 0) tl_openmp_until_ns = now_ns() + openmp_window_ns();
 }
 
 ThreadPool& ThreadPool::instance() {
@@ -187,8 +231,16 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx) {
     fn(ctx, 0, n);
     return;
   }
+  if (tl_openmp_until_ns > now_ns() && !omp_in_parallel()) {
+    const int64_t max_chunks =
+        std::min<int64_t>(n_threads_ * chunks_per_thread(), (n + grain - 1) / grain);
+    const int64_t chunk = (n + max_chunks - 1) / max_chunks;
+    run_openmp(int(std::min<int64_t>(n_threads_, (n + chunk - 1) / chunk)), n, chunk, fn, ctx);
+    return;
+  }
   std::lock_guard<std::mutex> call(call_mu_);
-  const int64_t max_chunks = std::min<int64_t>(n_threads_, (n + grain - 1) / grain);
+  const int64_t max_chunks =
+      std::min<int64_t>(n_threads_ * chunks_per_thread(), (n + grain - 1) / grain);
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = fn;

@@ -1,5 +1,6 @@
 // A fixed pool of worker threads for the CPU backend. parallel_for splits [0, n) into
-// contiguous ranges of at least `grain` items; the calling thread takes part. Calls made
+// contiguous ranges of at least `grain` items (one per thread, or NUMR_POOL_CHUNKS per
+// thread taken as threads finish); the calling thread takes part. Calls made
 // from inside a worker run serially.
 #pragma once
 
@@ -23,6 +24,9 @@ class ThreadPool {
   ~ThreadPool();
 
   int size() const { return n_threads_; }
+  // Whether the calling thread is running a chunk of a parallel_for (where a nested call
+  // runs serially).
+  static bool in_worker();
   void resize(int n_threads);
   // Called with the new size after every resize (the BLAS follows the pool).
   void set_resize_hook(std::function<void(int)> hook);
@@ -34,6 +38,14 @@ class ThreadPool {
   // numr's polling workers.
   void park() { park_.fetch_add(1, std::memory_order_release); }
 
+  // Called after a product ran on an OpenMP team (the CPU GEMMs). For NUMR_POOL_OMP_MS
+  // after it (while OpenMP's threads still poll for work, which they do with the core to
+  // themselves), parallel_for calls from the same thread hand their chunks to that team
+  // rather than waking numr's workers onto the same cores.
+  void note_openmp_team();
+  // Whether the calling thread is inside an OpenMP parallel region.
+  static bool on_openmp_team();
+
   template <class F>
   void parallel_for(int64_t n, int64_t grain, F&& f) {
     using Fn = std::remove_reference_t<F>;
@@ -44,6 +56,10 @@ class ThreadPool {
 
  private:
   explicit ThreadPool(int n_threads);
+  // Runs chunks of `chunk` items of [0, n) on an OpenMP team (thread_pool_omp.cpp).
+  void run_openmp(int threads, int64_t n, int64_t chunk, RangeFn fn, void* ctx);
+  // Marks the calling thread as running a chunk; returns the previous mark.
+  static bool set_in_worker(bool in);
   void start(int n_threads);
   void stop();
   void worker_loop(int id);

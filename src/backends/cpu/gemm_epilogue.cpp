@@ -1,9 +1,10 @@
 // GEMM epilogues on the CPU. Every path finishes an output block while it is still in
 // cache, never in a second pass over the whole output:
-// - F32, and BF16 on CPUs with AVX512-BF16, with GELU, SiLU, sigmoid or tanh: numr's own
-//   GEMM (kernels/own_gemm.cpp), whose epilogue runs on the accumulators; oneDNN's eltwise
-//   post-op costs these more than numr's activation. oneDNN's main loop is a little
-//   faster, so it keeps the cheap activations.
+// - F32, and BF16 on CPUs with AVX512-BF16 but without AMX, with GELU, SiLU, sigmoid or
+//   tanh: numr's own GEMM (kernels/own_gemm.cpp), whose epilogue runs on the accumulators;
+//   oneDNN's eltwise post-op costs these more than numr's activation. oneDNN's main loop is
+//   a little faster, so it keeps the cheap activations. With AMX, oneDNN's BF16 kernels
+//   are several times faster than any AVX-512 loop, so BF16 goes to oneDNN.
 // - F32 and BF16 products large enough for oneDNN (see matmul.cpp) run oneDNN's matmul
 //   primitive with the bias, an eltwise post-op for the activation and a binary-add
 //   post-op for the residual, all applied to the accumulators in registers.
@@ -13,8 +14,10 @@
 //   (kernels().epilogue_rows) finishes the block from there.
 // - F64 and small products: the BLAS (through cpu::matmul) computes blocks of rows of at
 //   most kStageBytes, and the pool finishes each block before the next is computed.
-// As in matmul.cpp, numr's pool splits the work and oneDNN runs single-threaded per block;
-// row blocks of one product share one packed b when it is large (onednn_packed_b.h).
+// As in onednn_matmul.cpp, a large product runs as one primitive on an OpenMP team
+// (gemm_team_threads); below that numr's pool splits the work and oneDNN runs
+// single-threaded per block, row blocks of one product sharing one packed b when it is
+// large (onednn_packed_b.h).
 #include "backends/cpu/gemm_epilogue.h"
 
 #include <omp.h>
@@ -34,6 +37,7 @@
 #include "backends/cpu/gemm_support.h"
 #include "backends/cpu/kernels/kernels.h"
 #include "backends/cpu/matmul.h"
+#include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/onednn_packed_b.h"
 #include "core/thread_pool.h"
 #include "numr/error.h"
@@ -48,6 +52,10 @@ using Buffer = ScratchBuffer;
 
 // A staged block's f32 product stays within this, so it is still in L2/L3 when finished.
 constexpr int64_t kStageBytes = int64_t(2) << 20;
+// The same for a band of rows run on an OpenMP team (every thread's share of it); tests
+// set less (set_team_stage_bytes_for_testing).
+constexpr int64_t kTeamStageBytes = int64_t(32) << 20;
+std::atomic<int64_t> g_team_stage_bytes{kTeamStageBytes};
 
 struct ThreadBuffers {
   Buffer a{kOp}, b{kOp}, packed_b{kOp}, stage{kOp}, scratchpad{kOp};
@@ -145,7 +153,7 @@ Operand prepare(const TensorRef& r, int64_t nb, DType want, Buffer& buffer, bool
 
 // What oneDNN does in a block and what the epilogue kernel does after it.
 struct Mode {
-  bool staged = false;      // oneDNN writes an f32 product that the kernel finishes
+  bool staged = false;        // oneDNN writes an f32 product that the kernel finishes
   bool stage_is_pre = false;  // ... straight into pre (F32 with a pre-activation)
   bool dnnl_bias = false, dnnl_act = false, dnnl_res = false;
 };
@@ -198,8 +206,8 @@ dnnl::algorithm eltwise_of(Activation act) {
 // reference kernel for this problem.
 class OnednnEpilogue {
  public:
-  OnednnEpilogue(const GemmEpilogueCall& call, const Mode& mode, const Operand& a,
-                 const Operand& b, const Problem& p)
+  OnednnEpilogue(const GemmEpilogueCall& call, const Mode& mode, const Operand& a, const Operand& b,
+                 const Problem& p)
       : c_(call), mode_(mode), a_(a), b_(b), p_(p) {
     mdt_ = a.dtype == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32;
     // One matrix for every item and a stack of row-major items: one tall product.
@@ -213,6 +221,7 @@ class OnednnEpilogue {
   bool run() {
     const int64_t m = p_.m, n = p_.n, nb = p_.nb;
     const double total = double(nb) * double(m) * double(n) * double(p_.k);
+    if (const int team = gemm_team_threads(total); team > 0) return run_team(team);
     int64_t tasks = ThreadPool::instance().size();
     if (total < kMinMacsPerTask * 2) tasks = 1;
     tasks = std::max<int64_t>(1, std::min<int64_t>(tasks, int64_t(total / kMinMacsPerTask)));
@@ -261,6 +270,35 @@ class OnednnEpilogue {
  private:
   enum class Split { Batch, Rows, Cols };
 
+  // The whole product as one primitive on an OpenMP team of `team` threads
+  // (gemm_team_threads), b packed by the team when large; a product staged in f32 goes in
+  // bands of rows of at most kTeamStageBytes (one item: the whole batch otherwise), each
+  // finished in parallel before the next band runs.
+  bool run_team(int team) {
+    ThreadPool::instance().park();
+    team_ = true;
+    split_ = Split::Rows;
+    per_ = step_ = extent_ = p_.m;
+    if (mode_.staged && !mode_.stage_is_pre && p_.nb == 1) {
+      const int64_t rows = g_team_stage_bytes.load(std::memory_order_relaxed) /
+                           (std::max<int64_t>(p_.n, 1) * int64_t(sizeof(float)));
+      step_ = std::max<int64_t>(16 * team, rows / 16 * 16);
+    }
+    want_packed_b_ =
+        p_.nb == 1 && PackedB::worth_it(team, p_.k * p_.n * int64_t(dtype_size(a_.dtype)));
+    OmpThreads omp_threads(team);
+    try {
+      if (!block(0, p_.nb, 0, std::min(p_.m, step_), 0, p_.n, false)) return false;
+      for (int64_t r0 = 0; r0 < p_.m; r0 += step_)
+        block(0, p_.nb, r0, std::min(p_.m, r0 + step_), 0, p_.n, true);
+      count_gemm_team_run();
+    } catch (const dnnl::error& e) {
+      fail<BackendError>(kOp, "oneDNN: ", e.what());
+    }
+    thread_buffers().stage.trim();
+    return true;
+  }
+
   // Task t's share, in blocks whose staged product fits kStageBytes.
   bool run_task(int64_t t, bool execute) {
     const int64_t lo = t * per_, hi = std::min(extent_, lo + per_);
@@ -295,18 +333,35 @@ class OnednnEpilogue {
     const int64_t k = p_.k, n = p_.n;
     const int64_t item = p_.m * n;  // out's batch stride (folded: one item)
     const bool to_stage = mode_.staged && !mode_.stage_is_pre;
-    const Key key = {int64_t(mdt_), nbk, mb, cb, k, a_.bs, a_.rs, a_.cs, b_.bs, b_.rs, b_.cs,
-                     n, item, int64_t(c_.act), mode_.staged, mode_.stage_is_pre,
-                     mode_.dnnl_bias, mode_.dnnl_act, mode_.dnnl_res, pack_b};
+    // oneDNN blocks a product for the thread count set when its primitive is made.
+    const Key key = {int64_t(mdt_),
+                     nbk,
+                     mb,
+                     cb,
+                     k,
+                     a_.bs,
+                     a_.rs,
+                     a_.cs,
+                     b_.bs,
+                     b_.rs,
+                     b_.cs,
+                     n,
+                     item,
+                     int64_t(c_.act),
+                     mode_.staged,
+                     mode_.stage_is_pre,
+                     mode_.dnnl_bias,
+                     mode_.dnnl_act,
+                     mode_.dnnl_res,
+                     pack_b,
+                     omp_get_max_threads()};
     return primitive_cache().get(key, [&] {
       auto e = std::make_unique<Entry>();
       e->a = operand_desc(a_, nbk, mb, k);
       e->b = plain_b_desc(nbk, cb, false);
       const memory::dims out_strides = {nbk == 1 ? mb * n : item, n, 1};
-      e->dst = to_stage ? memory::desc({nbk, mb, cb}, memory::data_type::f32,
-                                       {mb * cb, cb, 1})
-                        : memory::desc({nbk, mb, cb},
-                                       mode_.staged ? memory::data_type::f32 : mdt_,
+      e->dst = to_stage ? memory::desc({nbk, mb, cb}, memory::data_type::f32, {mb * cb, cb, 1})
+                        : memory::desc({nbk, mb, cb}, mode_.staged ? memory::data_type::f32 : mdt_,
                                        out_strides);
       if (mode_.dnnl_bias) e->bias = memory::desc({1, 1, cb}, mdt_, {cb, cb, 1});
       if (pack_b) {
@@ -334,9 +389,9 @@ class OnednnEpilogue {
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       if (n_ops) attr.set_post_ops(ops);
-      const dnnl::matmul::desc desc =
-          mode_.dnnl_bias ? dnnl::matmul::desc(e->a, e->b, e->bias, e->dst)
-                          : dnnl::matmul::desc(e->a, e->b, e->dst);
+      const dnnl::matmul::desc desc = mode_.dnnl_bias
+                                          ? dnnl::matmul::desc(e->a, e->b, e->bias, e->dst)
+                                          : dnnl::matmul::desc(e->a, e->b, e->dst);
       try {
         dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
         e->fast = std::strncmp(pd.impl_info_str(), "ref", 3) != 0;
@@ -351,8 +406,7 @@ class OnednnEpilogue {
   }
 
   // Items [b0, b1), rows [r0, r1), columns [c0, c1) of out.
-  bool block(int64_t b0, int64_t b1, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-             bool execute) {
+  bool block(int64_t b0, int64_t b1, int64_t r0, int64_t r1, int64_t c0, int64_t c1, bool execute) {
     const int64_t nbk = b1 - b0, mb = r1 - r0, cb = c1 - c0, n = p_.n;
     const int64_t item = p_.m * n;  // out's batch stride (folded: one item)
     const bool to_stage = mode_.staged && !mode_.stage_is_pre;
@@ -412,14 +466,30 @@ class OnednnEpilogue {
     er.src_ld = stage_ld;
     er.out_ld = er.res_ld = er.pre_ld = n;
     er.bias = mode_.dnnl_bias ? nullptr : at(c_.bias, c0);
-    for (int64_t i = 0; i < nbk; ++i) {
-      const int64_t off = out_off + i * item;
-      er.src = static_cast<const char*>(stage) +
-               (to_stage ? i * mb * cb * int64_t(sizeof(float)) : i * item * es);
-      er.out = at(c_.out, off);
-      er.pre = c_.has_pre && !mode_.stage_is_pre ? at(c_.pre, off) : nullptr;
-      er.residual = c_.has_residual ? at(c_.residual, off) : nullptr;
-      kernels().epilogue_rows(er);
+    const int64_t src_item = to_stage ? mb * cb : item;  // stage elements per item
+    const int64_t src_es = to_stage ? int64_t(sizeof(float)) : es;
+    // Rows [q0, q1) of the block's nbk * mb rows, item by item.
+    auto finish = [&](int64_t q0, int64_t q1) {
+      EpilogueRows r = er;
+      while (q0 < q1) {
+        const int64_t i = q0 / mb, row = q0 % mb, rows = std::min(q1 - q0, mb - row);
+        const int64_t off = out_off + i * item + row * n;
+        r.rows = rows;
+        r.src = static_cast<const char*>(stage) + (i * src_item + row * stage_ld) * src_es;
+        r.out = at(c_.out, off);
+        r.pre = c_.has_pre && !mode_.stage_is_pre ? at(c_.pre, off) : nullptr;
+        r.residual = c_.has_residual ? at(c_.residual, off) : nullptr;
+        kernels().epilogue_rows(r);
+        q0 += rows;
+      }
+    };
+    if (team_) {
+      // The team's band, finished in parallel: on the team itself while it still polls.
+      ThreadPool::instance().note_openmp_team();
+      const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(cb, 1));
+      ThreadPool::instance().parallel_for(nbk * mb, grain, finish);
+    } else {
+      finish(0, nbk * mb);
     }
     return true;
   }
@@ -432,6 +502,7 @@ class OnednnEpilogue {
   Split split_ = Split::Rows;
   int64_t per_ = 1, extent_ = 1, step_ = 1;
   bool want_packed_b_ = false;
+  bool team_ = false;  // run_team: one block on an OpenMP team
   PackedB packed_b_;
 };
 
@@ -448,9 +519,12 @@ bool try_onednn(const GemmEpilogueCall& c, const Problem& p) {
   // form, whose primitive has none.
   std::vector<Mode> modes;
   if (dt != DType::F16) {
-    if (!c.has_pre) modes.push_back({false, false, true, true, c.has_residual});
-    else if (dt == DType::F32) modes.push_back({true, true, true, false, false});
-    else modes.push_back({true, false, true, false, false});
+    if (!c.has_pre)
+      modes.push_back({false, false, true, true, c.has_residual});
+    else if (dt == DType::F32)
+      modes.push_back({true, true, true, false, false});
+    else
+      modes.push_back({true, false, true, false, false});
   }
   modes.push_back({true, false, false, false, false});
   bool done = false;
@@ -603,10 +677,26 @@ bool uses_own_gemm(DType dtype, Activation act) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512bf16") != 0;
   }();
-  if (act == Activation::None || act == Activation::Relu || !kernels().own_gemm) return false;
-  return dtype == DType::F32 || (dtype == DType::BF16 && cpu_has_bf16);
+  // NUMR_CPU_OWN_GEMM=0 leaves every epilogue to oneDNN (to compare the two).
+  static const bool allowed = [] {
+    const char* env = std::getenv("NUMR_CPU_OWN_GEMM");
+    return !(env && std::strcmp(env, "0") == 0);
+  }();
+  if (act == Activation::None || act == Activation::Relu || !kernels().own_gemm || !allowed)
+    return false;
+  return dtype == DType::F32 || (dtype == DType::BF16 && cpu_has_bf16 && !onednn_uses_amx());
+}
+
+bool onednn_uses_amx() {
+  // oneDNN asks Linux for the AMX tile state itself (arch_prctl ARCH_REQ_XCOMP_PERM) and
+  // reports AMX only when granted; ONEDNN_MAX_CPU_ISA caps it.
+  static const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
+  return amx;
 }
 int64_t own_gemm_count() { return g_own_gemm_runs.load(std::memory_order_relaxed); }
+void set_team_stage_bytes_for_testing(int64_t bytes) {
+  g_team_stage_bytes.store(bytes > 0 ? bytes : kTeamStageBytes, std::memory_order_relaxed);
+}
 
 void matmul_epilogue(const GemmEpilogueCall& call) {
   if (call.out.numel() == 0) return;

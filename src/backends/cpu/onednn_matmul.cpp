@@ -1,8 +1,10 @@
 // oneDNN matmul: each operand becomes a 3-D memory descriptor {batch, rows, cols} with its
 // own strides (a broadcast operand gets batch 1), and batch dims that no single stride can
 // describe are looped here. Only an operand whose matrix has no unit stride (or has a
-// negative one) is packed. numr's thread pool splits the work into blocks, each run by a
-// single-threaded primitive; primitives are cached per block layout.
+// negative one) is packed. A large product runs as one primitive on an OpenMP team of the
+// pool's size (gemm_team_threads); otherwise numr's thread pool splits the work into
+// blocks, each run by a single-threaded primitive. Primitives are cached per block layout
+// and thread count.
 #include "backends/cpu/onednn_matmul.h"
 
 #include <omp.h>
@@ -10,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -144,14 +147,18 @@ class PrimitiveCache {
     // With a scratchpad passed in by each caller, one primitive may run on several
     // threads at once.
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(entry->a, entry->b, entry->out), attr,
-                                    onednn_engine());
-    // oneDNN's reference implementation is a scalar loop, far slower than numr's BLAS
-    // path; such cases are left to that path.
-    if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) {
-      entry->primitive = std::make_unique<dnnl::matmul>(pd);
-      entry->scratchpad = pd.scratchpad_desc();
-      entry->b = pd.weights_desc();
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(entry->a, entry->b, entry->out), attr,
+                                      onednn_engine());
+      // oneDNN's reference implementation is a scalar loop, far slower than numr's BLAS
+      // path; such cases are left to that path.
+      if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) {
+        entry->primitive = std::make_unique<dnnl::matmul>(pd);
+        entry->scratchpad = pd.scratchpad_desc();
+        entry->b = pd.weights_desc();
+      }
+    } catch (const dnnl::error&) {
+      // No implementation at all (BF16 below AVX-512): also the BLAS path's.
     }
     return *map_.emplace(key, std::move(entry)).first->second;
   }
@@ -167,6 +174,21 @@ PrimitiveCache& primitive_cache() {
   return cache;
 }
 
+std::atomic<double> g_team_min_macs{-1.0};
+std::atomic<int64_t> g_team_runs{0};
+
+double default_team_min_macs() {
+  static const double macs = [] {
+    // About 0.1 ms of one core's work: less than that leaves the team's start-up visible.
+    double v = double(int64_t(1) << 22);
+    if (const char* env = std::getenv("NUMR_CPU_GEMM_TEAM_MIN_MACS")) v = std::atof(env);
+    if (const char* env = std::getenv("NUMR_CPU_GEMM_TEAM"); env && std::strcmp(env, "0") == 0)
+      v = -1.0;
+    return v;
+  }();
+  return macs;
+}
+
 // Byte offset of one operand at a batch position.
 int64_t batch_offset(const std::vector<BatchDim>& loops, const std::vector<int64_t>& idx,
                      int64_t BatchDim::*stride) {
@@ -177,11 +199,33 @@ int64_t batch_offset(const std::vector<BatchDim>& loops, const std::vector<int64
 
 }  // namespace
 
+double gemm_team_min_macs() {
+  const double t = g_team_min_macs.load(std::memory_order_relaxed);
+  return t >= 0 ? t : default_team_min_macs();
+}
+void set_gemm_team_min_macs_for_testing(double macs) {
+  g_team_min_macs.store(macs, std::memory_order_relaxed);
+}
+
+int64_t gemm_team_count() { return g_team_runs.load(std::memory_order_relaxed); }
+void count_gemm_team_run() {
+  g_team_runs.fetch_add(1, std::memory_order_relaxed);
+  ThreadPool::instance().note_openmp_team();
+}
+
+int gemm_team_threads(double total_macs) {
+  const double per_thread = gemm_team_min_macs();
+  if (per_thread < 0) return 0;  // NUMR_CPU_GEMM_TEAM=0
+  const int n = ThreadPool::instance().size();
+  if (n < 2 || ThreadPool::in_worker() || total_macs < per_thread * n) return 0;
+  return n;
+}
+
 bool onednn_matmul(const MatmulCall& call) {
   const TensorRef& out = call.out;
   const DType dt = out.dtype;
-  const memory::data_type mdt = dt == DType::BF16 ? memory::data_type::bf16
-                                                  : memory::data_type::f32;
+  const memory::data_type mdt =
+      dt == DType::BF16 ? memory::data_type::bf16 : memory::data_type::f32;
   const size_t nd = out.shape.size();
   const int64_t m = out.shape[nd - 2], n = out.shape[nd - 1], k = call.a.shape[nd - 1];
   const int64_t esize = int64_t(dtype_size(dt));
@@ -216,8 +260,8 @@ bool onednn_matmul(const MatmulCall& call) {
   // One block of the product: items [b0, b1) of the inner batch, rows [r0, r1) of out and
   // columns [c0, c1), each a sub-matrix view, run by a single-threaded primitive on the
   // calling thread. Returns false when oneDNN has only its reference kernel for it.
-  auto run_block = [&](int64_t b0, int64_t b1, int64_t r0, int64_t r1, int64_t c0,
-                       int64_t c1, bool execute) {
+  auto run_block = [&](int64_t b0, int64_t b1, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                       bool execute) {
     const int64_t nb = b1 - b0, mb = r1 - r0, cb = c1 - c0;
     // A broadcast operand is given batch 1; its batch stride is then unused and set to
     // what a dense stack would have.
@@ -230,8 +274,10 @@ bool onednn_matmul(const MatmulCall& call) {
     const memory::desc b_md = operand_desc(b, k, cb, inner.sb);
     const memory::desc o_md({nb, mb, cb}, mdt, {nb == 1 ? mb * n : inner.so, n, 1});
     auto entry_for = [&](bool pack_b) -> const Entry& {
-      const Key key = {int64_t(dt), nb,   mb,   cb,   k,    inner.sa, inner.sb,
-                       inner.so,    n,    a.rs, a.cs, b.rs, b.cs, pack_b};
+      // oneDNN blocks a product for the thread count set when its primitive is made.
+      const Key key = {int64_t(dt), nb,       mb,       cb,     k,
+                       inner.sa,    inner.sb, inner.so, n,      a.rs,
+                       a.cs,        b.rs,     b.cs,     pack_b, omp_get_max_threads()};
       return primitive_cache().get(key, a_md, b_md, o_md, pack_b);
     };
     const Entry* found = &entry_for(want_packed_b);
@@ -259,7 +305,8 @@ bool onednn_matmul(const MatmulCall& call) {
                  tb.scratchpad.get(std::max<size_t>(entry.scratchpad.get_size(), 1)));
     const char* const a0 = a.data + (b0 * inner.sa + r0 * a.rs) * esize;
     const char* const b0p = b.data + (b0 * inner.sb + c0 * b.cs) * esize;
-    char* const o0 = static_cast<char*>(out.base) + (out.offset + b0 * inner.so + r0 * n + c0) * esize;
+    char* const o0 =
+        static_cast<char*>(out.base) + (out.offset + b0 * inner.so + r0 * n + c0) * esize;
     std::vector<int64_t> idx(loops.size(), 0);
     for (;;) {
       // memory objects take non-const handles; oneDNN only reads src and weights.
@@ -283,10 +330,10 @@ bool onednn_matmul(const MatmulCall& call) {
   };
 
   // oneDNN's own threads (an OpenMP team) spin-wait at barriers, and next to other
-  // spinning pools (OpenBLAS's, another process's) a short product waits on them. So
-  // oneDNN runs single-threaded and numr's pool, whose idle threads sleep, splits the
-  // product: over the inner batch when it has enough items, else over the longer of out's
-  // rows and columns (each block then packs its own share of the other operand, except
+  // spinning pools (OpenBLAS's, another process's) a short product waits on them. So below
+  // gemm_team_threads' size oneDNN runs single-threaded and numr's pool, whose idle threads
+  // sleep, splits the product: over the inner batch when it has enough items, else over the longer
+  // of out's rows and columns (each block then packs its own share of the other operand, except
   // that row blocks of one product share one packed b when it is large: PackedB).
   const int64_t macs_per_item = m * n * k;
   const double total = double(macs_per_item) * double(inner.size) *
@@ -316,23 +363,38 @@ bool onednn_matmul(const MatmulCall& call) {
     return false;
   };
 
-  want_packed_b = split == Split::Rows && loops.empty() && inner.size == 1 &&
-                  PackedB::worth_it(tasks, k * n * esize);
-
-  OmpThreads omp_threads(1);
-  try {
-    // Whether oneDNN has a fast kernel for this layout is known before anything runs.
-    if (!run_task(0, false)) return false;
-    if (tasks == 1) {
-      run_task(0, true);
-    } else {
-      ThreadPool::instance().parallel_for(tasks, 1, [&](int64_t first, int64_t last) {
-        const OmpThreads single(1);
-        for (int64_t t = first; t < last; ++t) run_task(t, true);
-      });
+  const int team = gemm_team_threads(total);
+  if (team > 0) {
+    // One primitive on `team` OpenMP threads; numr's pool workers block meanwhile instead
+    // of polling for work on the same cores. B, read by every thread, is packed by all.
+    ThreadPool::instance().park();
+    want_packed_b = loops.empty() && inner.size == 1 && PackedB::worth_it(team, k * n * esize);
+    OmpThreads omp_threads(team);
+    try {
+      if (!run_block(0, inner.size, 0, m, 0, n, false)) return false;
+      run_block(0, inner.size, 0, m, 0, n, true);
+      count_gemm_team_run();
+    } catch (const dnnl::error& e) {
+      fail<BackendError>("matmul", "oneDNN: ", e.what());
     }
-  } catch (const dnnl::error& e) {
-    fail<BackendError>("matmul", "oneDNN: ", e.what());
+  } else {
+    want_packed_b = split == Split::Rows && loops.empty() && inner.size == 1 &&
+                    PackedB::worth_it(tasks, k * n * esize);
+    OmpThreads omp_threads(1);
+    try {
+      // Whether oneDNN has a fast kernel for this layout is known before anything runs.
+      if (!run_task(0, false)) return false;
+      if (tasks == 1) {
+        run_task(0, true);
+      } else {
+        ThreadPool::instance().parallel_for(tasks, 1, [&](int64_t first, int64_t last) {
+          const OmpThreads single(1);
+          for (int64_t t = first; t < last; ++t) run_task(t, true);
+        });
+      }
+    } catch (const dnnl::error& e) {
+      fail<BackendError>("matmul", "oneDNN: ", e.what());
+    }
   }
   buffers.a.trim();
   buffers.b.trim();
