@@ -408,6 +408,31 @@ BesselK<T> bessel_k(const T& x) {
   return {r[0], r[1]};
 }
 
+// K_nu (nu = 0, 1) of x > 0 in float (scripts/bessel_coefficients.py): up to 1 the series'
+// form, -log(x/2) I0 + a0(x^2) and 1/x + x (log(x/2) i1(x^2) + a1(x^2)); beyond e^-x / sqrt(x)
+// times a polynomial in 1/x - 1/2, only in the lanes there. In double bessel_k.
+template <int Nu, class T>
+T bessel_k_nu(const T& x) {
+  namespace bc = bessel_coef;
+  if (!in_float(x)) {
+    const BesselK<T> b = bessel_k(x);
+    return Nu == 0 ? b.k0 : b.k1;
+  }
+  const auto big = x > T(1);
+  const T xs = select(big, T(1), x);
+  const T z = xs * xs;
+  const T l = log(xs * T(0.5));
+  std::array<T, 1> r{Nu == 0 ? horner(z, bc::kK0Small) - l * horner(z, bc::kI0Small)
+                             : T(1) / xs +
+                                   xs * (l * horner(z, bc::kI1Small) + horner(z, bc::kK1Small))};
+  compute_where(big, r, [&](std::array<T, 1>& v) {
+    const T xi = T(1) / select(big, x, T(2));
+    const T c = horner(xi - T(0.5), Nu == 0 ? bc::kK0Large : bc::kK1Large);
+    v[0] = exp(-select(big, x, T(2))) * sqrt(xi) * c;
+  });
+  return r[0];
+}
+
 // ---- complete elliptic integrals ----
 // The arithmetic-geometric mean of 1 and sqrt(m1), m1 = 1 - m given apart so it keeps its
 // accuracy near m = 1: K = pi / (2 AGM) and sum_n 2^(n-1) c_n^2, with c_0^2 = m and
@@ -650,12 +675,12 @@ T bessel_i1e(T x) {
 // K0 and K1: inf at 0, NaN for x < 0, 0 at inf.
 template <class T>
 T bessel_k0(T x) {
-  const T r = select(x == T(0), T(special::kInf), special::bessel_k(x).k0);
+  const T r = select(x == T(0), T(special::kInf), special::bessel_k_nu<0>(x));
   return select(x < T(0), T(__builtin_nan("")), select(x == T(special::kInf), T(0), r));
 }
 template <class T>
 T bessel_k1(T x) {
-  const T r = select(x == T(0), T(special::kInf), special::bessel_k(x).k1);
+  const T r = select(x == T(0), T(special::kInf), special::bessel_k_nu<1>(x));
   return select(x < T(0), T(__builtin_nan("")), select(x == T(special::kInf), T(0), r));
 }
 
