@@ -145,7 +145,7 @@ const std::map<std::string, Bound> kBounds = {
     {"expit", {1.5, 0.5}},      {"logit", {1.0, 1.0}},     {"sinc", {1.0, 1.0}},
     {"lgamma", {2.0, 3.0}},     {"digamma", {7.5, 8.5}},   {"gamma", {3.0, 1.5}},
     {"polygamma", {3.5, 4.5}},  {"xlogy", {0.5, 0.5}},     {"beta", {2.5, 325}},
-    {"zeta", {31, 26}},         {"bessel_j0", {7.0, 4.5}}, {"bessel_j1", {2.5, 4.0}},
+    {"zeta", {31, 26}},         {"bessel_j0", {7.0, 1.5}}, {"bessel_j1", {2.5, 1.0}},
     {"bessel_y0", {5.5, 4.0}},  {"bessel_y1", {6.5, 3.5}}, {"bessel_i0", {4.0, 3.5}},
     {"bessel_i0e", {4.5, 2.5}}, {"bessel_i1", {3.0, 3.0}}, {"bessel_i1e", {3.5, 2.5}},
     {"bessel_k0", {3.5, 2.0}},  {"bessel_k1", {2.0, 2.0}}, {"ellipk", {2.0, 1.5}},

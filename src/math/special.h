@@ -9,7 +9,9 @@
 #pragma once
 
 #include <array>
+#include <type_traits>
 
+#include "math/bessel_coefficients.h"
 #include "math/control.h"
 #include "math/namespace.h"
 #include "math/scalar_double.h"
@@ -200,6 +202,103 @@ BesselJY<T> bessel_jy(const T& x) {
   return {r[0], r[1], r[2], r[3]};
 }
 
+// Whether T computes in float, decided where the formula is built (not per lane): float
+// and the float SIMD vectors by type, the code generators' values by their type (found by
+// argument-dependent lookup); any other T (the tensor compositions) takes the double path.
+template <class T>
+bool in_float(const T& x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return sizeof(T) == 4;
+  else if constexpr (requires { typename T::scalar; })
+    return sizeof(typename T::scalar) == 4;
+  else if constexpr (requires { computes_in_float(x); })
+    return computes_in_float(x);
+  else
+    return false;
+}
+
+// J_nu (nu = 0, 1) of x in [0, 6.5] in float (scripts/bessel_coefficients.py): near 0 a
+// polynomial in x^2 (times x for J1), then about the zero j of each interval
+// d J'(j) + d p(d), d = (x - hi) - lo (exact near j), J'(j) a float high part and the
+// table's first entry its low part, so the error stays a few ulp of the amplitude.
+template <int Nu, class T>
+T bessel_j_small_float(const T& x) {
+  namespace bc = bessel_coef;
+  const T z = x * x;
+  const T near0 = Nu == 0 ? horner(z, bc::kJ0Small) : x * horner(z, bc::kJ1Small);
+  const double split = Nu == 0 ? 3.8 : 5.0;
+  const auto second = x > T(split);
+  const auto& c1 = Nu == 0 ? bc::kJ0Zero1 : bc::kJ1Zero1;
+  const auto& c2 = Nu == 0 ? bc::kJ0Zero2 : bc::kJ1Zero2;
+  static_assert(sizeof(c1) == sizeof(c2));
+  const T hi = select(second, T(Nu == 0 ? bc::kJ0Zero2Hi : bc::kJ1Zero2Hi),
+                      T(Nu == 0 ? bc::kJ0Zero1Hi : bc::kJ1Zero1Hi));
+  const T lo = select(second, T(Nu == 0 ? bc::kJ0Zero2Lo : bc::kJ1Zero2Lo),
+                      T(Nu == 0 ? bc::kJ0Zero1Lo : bc::kJ1Zero1Lo));
+  const T slope = select(second, T(Nu == 0 ? bc::kJ0Slope2 : bc::kJ1Slope2),
+                         T(Nu == 0 ? bc::kJ0Slope1 : bc::kJ1Slope1));
+  const T d = (x - hi) - lo;
+  constexpr int n = sizeof(c1) / sizeof(double);
+  T p = select(second, T(c2[n - 1]), T(c1[n - 1]));
+  for (int i = n - 2; i >= 0; --i) p = p * d + select(second, T(c2[i]), T(c1[i]));
+  const T about_zero = d * slope + d * p;
+  return select(x <= T(Nu == 0 ? 1.5 : 2.0), near0, about_zero);
+}
+// J_nu and Y_nu of x >= 6.5 in float: Hankel's form with P and Q fitted in t = 1 / x^2
+// (scripts/bessel_coefficients.py) and the phase from cos x and sin x as in bessel_jy.
+template <class T>
+struct BesselPair {
+  T j, y;
+};
+template <int Nu, class T>
+BesselPair<T> bessel_hankel_float(const T& x) {
+  namespace bc = bessel_coef;
+  const T xi = T(1) / x;
+  const T t = xi * xi;
+  const T p = horner(t, Nu == 0 ? bc::kHankelP0 : bc::kHankelP1);
+  const T q = horner(t, Nu == 0 ? bc::kHankelQ0 : bc::kHankelQ1) * xi;
+  const T amp = sqrt(T(2 / kPi) * xi) * T(kFracSqrt1_2);
+  const T c = cos(x), s = sin(x);
+  // sqrt 2 cos(chi), sqrt 2 sin(chi), chi = x - pi/4 (order 0) or x - 3 pi/4 (order 1)
+  const T cc = Nu == 0 ? c + s : s - c;
+  const T sc = Nu == 0 ? s - c : -(c + s);
+  return {amp * (p * cc - q * sc), amp * (p * sc + q * cc)};
+}
+inline constexpr double kBesselFloatSplit = 6.5;
+// J_nu of x >= 0: in float from the fits above, in double bessel_jy.
+template <int Nu, class T>
+T bessel_j(const T& x) {
+  if (!in_float(x)) {
+    const BesselJY<T> b = bessel_jy(x);
+    return Nu == 0 ? b.j0 : b.j1;
+  }
+  const auto big = x > T(kBesselFloatSplit);
+  std::array<T, 1> r{bessel_j_small_float<Nu>(select(big, T(0), x))};
+  compute_where(big, r, [&](std::array<T, 1>& v) {
+    v[0] = bessel_hankel_float<Nu>(select(big, x, T(kBesselFloatSplit))).j;
+  });
+  return r[0];
+}
+// Y_nu of x > 0: in float bessel_jy's midpoint rule below 6.5 (only in the lanes there) and
+// the fitted Hankel form above; in double bessel_jy.
+template <int Nu, class T>
+T bessel_y(const T& x) {
+  if (!in_float(x)) {
+    const BesselJY<T> b = bessel_jy(x);
+    return Nu == 0 ? b.y0 : b.y1;
+  }
+  const auto big = x > T(kBesselFloatSplit);
+  std::array<T, 1> r{T(0)};
+  compute_where(!big, r, [&](std::array<T, 1>& v) {
+    const BesselJY<T> b = bessel_jy(select(big, T(1), x));
+    v[0] = Nu == 0 ? b.y0 : b.y1;
+  });
+  compute_where(big, r, [&](std::array<T, 1>& v) {
+    v[0] = bessel_hankel_float<Nu>(select(big, x, T(kBesselFloatSplit))).y;
+  });
+  return r[0];
+}
+
 // I0 and I1 of x >= 0 as parts: their power series below 20 (all terms positive), and
 // e^-x I0, e^-x I1 from the asymptotic series from 20 on.
 template <class T>
@@ -307,6 +406,31 @@ BesselK<T> bessel_k(const T& x) {
     v = {ea * a0, ea * a1};
   });
   return {r[0], r[1]};
+}
+
+// K_nu (nu = 0, 1) of x > 0 in float (scripts/bessel_coefficients.py): up to 1 the series'
+// form, -log(x/2) I0 + a0(x^2) and 1/x + x (log(x/2) i1(x^2) + a1(x^2)); beyond e^-x / sqrt(x)
+// times a polynomial in 1/x - 1/2, only in the lanes there. In double bessel_k.
+template <int Nu, class T>
+T bessel_k_nu(const T& x) {
+  namespace bc = bessel_coef;
+  if (!in_float(x)) {
+    const BesselK<T> b = bessel_k(x);
+    return Nu == 0 ? b.k0 : b.k1;
+  }
+  const auto big = x > T(1);
+  const T xs = select(big, T(1), x);
+  const T z = xs * xs;
+  const T l = log(xs * T(0.5));
+  std::array<T, 1> r{Nu == 0 ? horner(z, bc::kK0Small) - l * horner(z, bc::kI0Small)
+                             : T(1) / xs +
+                                   xs * (l * horner(z, bc::kI1Small) + horner(z, bc::kK1Small))};
+  compute_where(big, r, [&](std::array<T, 1>& v) {
+    const T xi = T(1) / select(big, x, T(2));
+    const T c = horner(xi - T(0.5), Nu == 0 ? bc::kK0Large : bc::kK1Large);
+    v[0] = exp(-select(big, x, T(2))) * sqrt(xi) * c;
+  });
+  return r[0];
 }
 
 // ---- complete elliptic integrals ----
@@ -496,23 +620,23 @@ T beta(T a, T b) {
 template <class T>
 T bessel_j0(T x) {
   const T ax = fabs(x);
-  return select(ax == T(special::kInf), T(0), special::bessel_jy(ax).j0);
+  return select(ax == T(special::kInf), T(0), special::bessel_j<0>(ax));
 }
 template <class T>
 T bessel_j1(T x) {
   const T ax = fabs(x);
-  const T r = special::bessel_jy(ax).j1;
+  const T r = special::bessel_j<1>(ax);
   return select(ax == T(special::kInf), T(0), select(x < T(0), -r, r));
 }
 // Y0 and Y1: -inf at 0, NaN for x < 0, 0 at inf.
 template <class T>
 T bessel_y0(T x) {
-  const T r = select(x == T(0), -T(special::kInf), special::bessel_jy(x).y0);
+  const T r = select(x == T(0), -T(special::kInf), special::bessel_y<0>(x));
   return select(x < T(0), T(__builtin_nan("")), select(x == T(special::kInf), T(0), r));
 }
 template <class T>
 T bessel_y1(T x) {
-  const T r = select(x == T(0), -T(special::kInf), special::bessel_jy(x).y1);
+  const T r = select(x == T(0), -T(special::kInf), special::bessel_y<1>(x));
   return select(x < T(0), T(__builtin_nan("")), select(x == T(special::kInf), T(0), r));
 }
 // I0 (even) and I1 (odd), and e^-|x| times each; e^|x| is applied in two halves so the
@@ -551,12 +675,12 @@ T bessel_i1e(T x) {
 // K0 and K1: inf at 0, NaN for x < 0, 0 at inf.
 template <class T>
 T bessel_k0(T x) {
-  const T r = select(x == T(0), T(special::kInf), special::bessel_k(x).k0);
+  const T r = select(x == T(0), T(special::kInf), special::bessel_k_nu<0>(x));
   return select(x < T(0), T(__builtin_nan("")), select(x == T(special::kInf), T(0), r));
 }
 template <class T>
 T bessel_k1(T x) {
-  const T r = select(x == T(0), T(special::kInf), special::bessel_k(x).k1);
+  const T r = select(x == T(0), T(special::kInf), special::bessel_k_nu<1>(x));
   return select(x < T(0), T(__builtin_nan("")), select(x == T(special::kInf), T(0), r));
 }
 

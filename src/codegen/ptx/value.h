@@ -135,9 +135,11 @@ Mask operator!(const Mask& a);
 
 // ---- functions found by argument-dependent lookup ----
 Value select(const Mask& m, const Value& a, const Value& b);  // m ? a : b
+// Whether x computes in float, for the float approximations of math/special.h.
+inline bool computes_in_float(const Value& x) { return x.type() == PtxType::f32; }
 // Whether x's type can hold NaN (floats), for the rules of math/reduce_rules.h.
 inline bool can_be_nan(const Value& x) { return is_float(x.type()); }
-Value fabs(const Value& x);                                   // ints: abs
+Value fabs(const Value& x);  // ints: abs
 Value abs(const Value& x);
 Value sqrt(const Value& x);   // IEEE (sqrt.rn)
 Value floor(const Value& x);  // ints: unchanged

@@ -141,6 +141,8 @@ Mask operator!(const Mask& a);
 // ---- functions found by argument-dependent lookup (the names of scalar_double.h) ----
 Value select(const Mask& m, const Value& a, const Value& b);  // m ? a : b
 inline bool can_be_nan(const Value& x) { return x.type() == Type::f32; }
+// Whether x computes in float, for the float approximations of math/special.h.
+inline bool computes_in_float(const Value& x) { return x.type() == Type::f32; }
 Value fabs(const Value& x);
 Value abs(const Value& x);
 Value sqrt(const Value& x);
