@@ -422,6 +422,12 @@ void Context::read(void* dst, const Buffer* src, size_t offset, size_t nbytes) {
 void Context::fill_bytes(Buffer* dst, size_t nbytes, uint8_t value) {
   if (nbytes == 0) return;
   std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (dst->bound > limits_.maxStorageBufferBindingSize) {
+    // Beyond what one binding can reach: a queue write (which may wait, see write()).
+    const std::vector<uint8_t> bytes(nbytes, value);
+    write(dst, 0, bytes.data(), nbytes);
+    return;
+  }
   // A kernel rather than a queue write: it is ordered with the recorded work, so it never
   // waits for the queue (test builds fill every allocation so).
   if (!fill_pipeline_)
