@@ -2,26 +2,20 @@
 T) into one markdown table: case, threads, numr ms, torch ms, numr speed-up (torch / numr).
 Usage: python3 report.py out-dir T [T ...]
 """
-import json
+import importlib.util
 import os
 import sys
 
+# The JSON-lines reader of the GPU report (bench/gpu/report.py), shared rather than copied.
+_spec = importlib.util.spec_from_file_location(
+    "gpu_report", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "report.py"))
+_gpu_report = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_gpu_report)
+
 
 def load(path):
-    meta, rows = {}, {}
-    if not os.path.exists(path):
-        return meta, rows
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            obj = json.loads(line)
-            if "case" in obj:
-                rows[obj["case"]] = obj
-            else:
-                meta.update(obj)
-    return meta, rows
+    """(meta, rows by case) of one output, empty where a run left no file."""
+    return _gpu_report.load(path) if os.path.exists(path) else ({}, {})
 
 
 def main():

@@ -179,7 +179,7 @@ std::atomic<int64_t> g_team_runs{0};
 
 double default_team_min_macs() {
   static const double macs = [] {
-    // About 0.1 ms of one core's work: less than that leaves the team's start-up visible.
+    // Smaller products leave the team's start-up visible against the product itself.
     double v = double(int64_t(1) << 22);
     if (const char* env = std::getenv("NUMR_CPU_GEMM_TEAM_MIN_MACS")) v = std::atof(env);
     if (const char* env = std::getenv("NUMR_CPU_GEMM_TEAM"); env && std::strcmp(env, "0") == 0)
