@@ -71,9 +71,16 @@ void report(const Options& o, Device dev, std::vector<Case> cases) {
   std::erase_if(cases, [&](const Case& c) { return !wanted(o, c.name); });
   std::vector<std::vector<double>> t(cases.size());
   std::vector<std::string> error(cases.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto since = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Progress on stderr, so that a run stopped by a time limit still says where it was.
   for (size_t i = 0; i < cases.size(); ++i) try {
+      std::fprintf(stderr, "%s: warm-up\n", cases[i].name.c_str());
       for (int w = 0; w < o.warmup; ++w) cases[i].fn();
       synchronize(dev);
+      std::fprintf(stderr, "%s: warmed up at %.2f s\n", cases[i].name.c_str(), since());
     } catch (const std::exception& e) {
       error[i] = e.what();
     }
@@ -83,6 +90,8 @@ void report(const Options& o, Device dev, std::vector<Case> cases) {
       if (!error[i].empty()) continue;
       try {
         t[i].push_back(round_ms(o, dev, cases[i].fn));
+        std::fprintf(stderr, "%s: round %d %.3f ms at %.2f s\n", cases[i].name.c_str(), r,
+                     t[i].back(), since());
       } catch (const std::exception& e) {
         error[i] = e.what();
       }
