@@ -45,6 +45,7 @@ class WebGpuBackend final : public Backend {
   void search_sorted(const SearchSortedCall& call) override;
   void index_gather(const GatherCall& call) override;
   void index_scatter(const ScatterCall& call) override;
+  void along_axis(const AxisCall& call) override;
 
  private:
   Context& ctx_;
