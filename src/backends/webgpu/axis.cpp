@@ -6,7 +6,8 @@
 // nothing but -inf, comes out NaN, as on the CPU and CUDA.
 //   inner == 1: a lane of G invocations per row (G the power of two at or above n, at most
 //   the workgroup), 256 / G rows per workgroup; the lanes' states merge in a tree through
-//   workgroup memory and every lane then writes its elements of the row.
+//   workgroup memory and every lane then writes its elements of the row (F16 and BF16 a
+//   whole u32 word of two at a time).
 //   inner > 1: an invocation per (outer, inner) column, walking it along n; neighbouring
 //   invocations read neighbouring elements.
 #include <algorithm>
@@ -40,6 +41,12 @@ struct AxisConfig {
 };
 
 std::string u(uint32_t v) { return std::to_string(v) + "u"; }
+
+// F16 and BF16 rows are written a u32 word (two elements) per step, rather than an
+// element at a time through the atomic and/or that keep a word's other half.
+bool half_words(const AxisConfig& c) {
+  return !c.columns && (c.dt == DType::F16 || c.dt == DType::BF16);
+}
 
 // The running state of some elements of a row: the NaN-sticky max of all of them (the
 // shift) and logsumexp's (max, Σexp) of the finite ones.
@@ -93,11 +100,38 @@ void emit_write(Shader& s, const AxisConfig& c, const std::string& out, const st
   wgsl::Body& b = s.body();
   const Value sum = math::lse_shifted_sum(st.shift, st.sum);
   const Value factor = c.op == OpId::softmax ? Value(1.0) / sum : log(sum);
+  const auto y_of = [&](const std::string& index) {
+    const Value d = s.load(in, c.dt, Value::let(Type::u32, index), Type::f32) - st.shift;
+    return c.op == OpId::softmax ? exp(d) * factor : d - factor;
+  };
+  if (half_words(c)) {
+    // Words of the row's output, a lane taking every G-th: a word wholly inside the row is
+    // stored at once; one shared with the next or previous row keeps that row's half.
+    const std::string to_bits = c.dt == DType::F16 ? "numr_f32_to_f16(" : "numr_f32_to_bf16(";
+    b.line("let e0 = out_off + base;");
+    b.line("let e1 = e0 + len;");
+    b.line("let w_end = select(e0 >> 1u, (e1 + 1u) >> 1u, len > 0u);");
+    b.line("for (var w: u32 = (e0 >> 1u) + lane; w < w_end; w = w + " + u(c.lanes) + ") {");
+    b.line("let lo_in = 2u * w >= e0;");
+    b.line("let hi_in = 2u * w + 1u < e1;");
+    // An element outside the row reads the row's first or last element instead.
+    const Value lo = Value::let(
+        Type::u32, to_bits + y_of("in_off + select(e0, 2u * w, lo_in) - out_off").str() + ")");
+    const Value hi = Value::let(
+        Type::u32,
+        to_bits + y_of("in_off + select(e1 - 1u, 2u * w + 1u, hi_in) - out_off").str() + ")");
+    b.line("if (lo_in && hi_in) {");
+    b.line("atomicStore(&" + out + "[w], " + lo.str() + " | (" + hi.str() + " << 16u));");
+    b.line("} else if (lo_in) {");
+    s.store_half_bits(out, Value::let(Type::u32, "2u * w"), lo);
+    b.line("} else {");
+    s.store_half_bits(out, Value::let(Type::u32, "2u * w + 1u"), hi);
+    b.line("}");
+    b.line("}");
+    return;
+  }
   b.line(loop_head);
-  const Value x = s.load(in, c.dt, Value::let(Type::u32, in_index), Type::f32);
-  const Value d = x - st.shift;
-  const Value y = c.op == OpId::softmax ? exp(d) * factor : d - factor;
-  s.store(out, c.dt, Value::let(Type::u32, out_index), y);
+  s.store(out, c.dt, Value::let(Type::u32, out_index), y_of(in_index));
   b.line("}");
 }
 
