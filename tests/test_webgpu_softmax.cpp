@@ -93,14 +93,20 @@ TEST(WebGpuSoftmax, RowLengthsAroundTheLanesMatchReference) {
       }
 }
 
+// Rows of 8192 elements or more, fewer than 2048 of them, are cut into chunks of whole
+// workgroup strides: just below that (one workgroup per row), two chunks, 25 chunks with a
+// short last one (odd rows start inside a word of the 16-bit dtypes), and 257 chunks, more
+// than one workgroup merges in one step.
 TEST(WebGpuSoftmax, LongRowsMatchReference) {
   REQUIRE_WEBGPU();
+  const Shape shapes[] = {{3, 8191}, {3, 8192}, {3, 100001}, {1, (int64_t(1) << 20) + 3}};
   uint64_t seed = 100;
   for (DType t : kFloats)
-    for (OpId op : kOps) {
-      const std::string m = check(op, normal_input({3, 100000}, t, ++seed), -1, kWhole, "long");
-      ASSERT_TRUE(m.empty()) << m;
-    }
+    for (OpId op : kOps)
+      for (const Shape& shape : shapes) {
+        const std::string m = check(op, normal_input(shape, t, ++seed), -1, kWhole, "long");
+        ASSERT_TRUE(m.empty()) << m;
+      }
 }
 
 // A row per workgroup past the adapter's workgroups per grid dimension: the dispatch
@@ -145,8 +151,9 @@ TEST(WebGpuSoftmax, ColumnsMatchReference) {
 
 // Rows of special values, each as a row of n elements (the rest finite): every row with a
 // NaN or a +inf, and the row of nothing but -inf, is NaN; -inf elements beside finite ones
-// give 0 (log_softmax: -inf). Row 0 is all -inf. Run along rows of 5 and of 300 (a lane
-// tree), and along dim 0 of the transpose (a column each).
+// give 0 (log_softmax: -inf). Row 0 is all -inf. Run along rows of 5, 300 (a lane tree)
+// and 9000 (two chunks, the values spread over both), and along dim 0 of the transpose (a
+// column each).
 TEST(WebGpuSoftmax, NonFiniteRowsMatchCpu) {
   REQUIRE_WEBGPU();
   const std::vector<std::vector<double>> patterns = {
@@ -160,7 +167,7 @@ TEST(WebGpuSoftmax, NonFiniteRowsMatchCpu) {
       {60000.0, -60000.0, 0.0},      // within F16's range, far apart
       {0.0, -0.0},                   // signed zeros
       {88.0, 89.0, 90.0, -1000.0}};  // large values whose exp alone overflows
-  for (int64_t n : {5, 300}) {
+  for (int64_t n : {5, 300, 9000}) {
     const int64_t rows = int64_t(patterns.size()) + 1;
     std::vector<double> v(size_t(rows * n));
     for (int64_t r = 0; r < rows; ++r)
@@ -168,7 +175,7 @@ TEST(WebGpuSoftmax, NonFiniteRowsMatchCpu) {
     for (size_t r = 0; r < patterns.size(); ++r) {
       const std::vector<double>& p = patterns[r];
       for (size_t k = 0; k < p.size(); ++k)
-        v[(r + 1) * size_t(n) + (k * 37 + r) % size_t(n)] = p[k];  // spread over the lanes
+        v[(r + 1) * size_t(n) + (k * 4099 + r * 37) % size_t(n)] = p[k];  // over the lanes
     }
     for (int64_t j = 0; j < n; ++j) v[size_t(j)] = -kInf;  // row 0: all -inf
     const Tensor x64 = Tensor::from_vector<double>(v, {rows, n});

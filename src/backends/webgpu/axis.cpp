@@ -7,7 +7,10 @@
 //   inner == 1: a lane of G invocations per row (G the power of two at or above n, at most
 //   the workgroup), 256 / G rows per workgroup; the lanes' states merge in a tree through
 //   workgroup memory and every lane then writes its elements of the row (F16 and BF16 a
-//   whole u32 word of two at a time).
+//   whole u32 word of two at a time). Fewer than 2048 rows of 8192 elements or more are cut
+//   into chunks of whole workgroup strides, a workgroup each, as the reductions are: one
+//   pass writes each chunk's state, a second merges the row's states in a fixed order
+//   (so every chunk of a row takes the same shift and sum) and writes the chunk.
 //   inner > 1: an invocation per (outer, inner) column, walking it along n; neighbouring
 //   invocations read neighbouring elements.
 #include <algorithm>
@@ -32,11 +35,16 @@ using wgsl::Value;
 
 namespace {
 
+// Long rows, few of them, are cut into chunks, a workgroup each: the partial pass writes
+// each chunk's state, and the final pass merges its row's states and writes its chunk.
+enum class Pass { whole, partial, final };
+
 struct AxisConfig {
   OpId op;
   DType dt;
   bool columns = false;  // inner > 1: an invocation per column
   uint32_t lanes = 1;    // rows: invocations per row, a power of two up to the workgroup
+  Pass pass = Pass::whole;
   auto operator<=>(const AxisConfig&) const = default;
 };
 
@@ -135,11 +143,13 @@ void emit_write(Shader& s, const AxisConfig& c, const std::string& out, const st
   b.line("}");
 }
 
-// P: outer, n, inner, in's offset, out's offset.
+// P: outer, n, inner, in's offset, out's offset; chunks: their count per row and length.
 std::string axis_wgsl(const AxisConfig& c) {
   Shader s;
-  const std::string out = s.buffer(c.dt, true);
+  // Partial: the chunks' states (shift, max, sum) out; final: read.
+  const std::string out = c.pass == Pass::partial ? s.array("f32", true) : s.buffer(c.dt, true);
   const std::string in = s.buffer(c.dt, false);
+  const std::string states = c.pass == Pass::final ? s.array("f32", false) : "";
   wgsl::Body& b = s.body();
   wgsl::FormulaScope scope(b, Type::f32);
   b.line("let outer = P[0];");
@@ -162,11 +172,38 @@ std::string axis_wgsl(const AxisConfig& c) {
   s.shared("s_max", Type::f32, kWorkgroupSize);
   s.shared("s_sum", Type::f32, kWorkgroupSize);
   b.line("let lane = lid % " + u(g) + ";");
-  b.line("let row = wid * " + u(kWorkgroupSize / g) + " + lid / " + u(g) + ";");
-  b.line("let len = select(0u, n, row < outer);");
-  b.line("let base = row * n;");
+  if (c.pass == Pass::whole) {
+    b.line("let row = wid * " + u(kWorkgroupSize / g) + " + lid / " + u(g) + ";");
+    b.line("let len = select(0u, n, row < outer);");
+    b.line("let base = row * n;");
+  } else {
+    // Workgroup wid takes chunk wid % chunks of row wid / chunks (elements base + j).
+    b.line("let chunks = P[5];");
+    b.line("if (wid >= outer * chunks) { return; }");
+    b.line("let row = wid / chunks;");
+    b.line("let lo = (wid % chunks) * P[6];");
+    b.line("let len = min(n, lo + P[6]) - lo;");
+    b.line("let base = row * n + lo;");
+  }
   const std::string loop = "for (var j: u32 = lane; j < len; j = j + " + u(g) + ") {";
-  State st = emit_stats(s, in, c.dt, loop, "in_off + base + j");
+  State st = named_state("acc");
+  if (c.pass == Pass::final) {
+    // The row's chunk states, each invocation merging every 256th in order, then the tree:
+    // the same order in every workgroup of the row, so they agree on the row's state.
+    const Value ninf = Value::constant(Type::f32, -std::numeric_limits<double>::infinity());
+    b.line("var acc_shift: f32 = " + ninf.str() + ";");
+    b.line("var acc_max: f32 = " + ninf.str() + ";");
+    b.line("var acc_sum: f32 = 0.0;");
+    b.line("for (var k: u32 = lid; k < chunks; k = k + " + u(kWorkgroupSize) + ") {");
+    b.line("let at = 3u * (row * chunks + k);");
+    const State other{Value::let(Type::f32, states + "[at]"),
+                      Value::let(Type::f32, states + "[at + 1u]"),
+                      Value::let(Type::f32, states + "[at + 2u]")};
+    assign(b, st, merge(st, other));
+    b.line("}");
+  } else {
+    st = emit_stats(s, in, c.dt, loop, "in_off + base + j");
+  }
   if (g > 1) {
     b.line("s_shift[lid] = acc_shift;");
     b.line("s_max[lid] = acc_max;");
@@ -185,6 +222,14 @@ std::string axis_wgsl(const AxisConfig& c) {
       b.line("}");
       b.line("workgroupBarrier();");
     }
+    if (c.pass == Pass::partial) {
+      b.line("if (lid == 0u) {");
+      b.line(out + "[3u * wid] = s_shift[0];");
+      b.line(out + "[3u * wid + 1u] = s_max[0];");
+      b.line(out + "[3u * wid + 2u] = s_sum[0];");
+      b.line("}");
+      return s.finish();
+    }
     // Every lane takes the row's state from its first lane.
     b.line("let head = lid - lane;");
     st = {Value::let(Type::f32, "s_shift[head]"), Value::let(Type::f32, "s_max[head]"),
@@ -195,6 +240,11 @@ std::string axis_wgsl(const AxisConfig& c) {
 }
 
 }  // namespace
+
+// Rows are cut into chunks when they alone would give fewer workgroups than this many; a
+// chunk has at least kMinChunk elements.
+constexpr int64_t kSplitGroups = 2048;
+constexpr int64_t kMinChunk = 16 * kWorkgroupSize;
 
 void run_along_axis(Context& ctx, const AxisCall& call) {
   const char* name = op_name(call.op).data();
@@ -211,6 +261,42 @@ void run_along_axis(Context& ctx, const AxisCall& call) {
     fail<BackendLimitation>(current_op(name), "webgpu: ", numel,
                             " elements along an axis exceed 32-bit indexes");
   AxisConfig c{call.op, call.in.dtype};
+  Params p;
+  p.u32(uint64_t(call.outer));
+  p.u32(uint64_t(call.n));
+  p.u32(uint64_t(call.inner));
+  p.u32(uint64_t(call.in.offset));
+  p.u32(uint64_t(call.out.offset));
+  int64_t chunks = 1;
+  if (call.inner == 1 && call.outer < kSplitGroups && call.n >= 2 * kMinChunk)
+    chunks = std::min((call.n + kMinChunk - 1) / kMinChunk,
+                      (kSplitGroups + call.outer - 1) / call.outer);
+  if (chunks > 1) {
+    // Chunks of whole workgroup strides.
+    const int64_t len = (call.n + chunks - 1) / chunks;
+    const int64_t chunk = (len + kWorkgroupSize - 1) / kWorkgroupSize * kWorkgroupSize;
+    chunks = (call.n + chunk - 1) / chunk;
+    p.u32(uint64_t(chunks));
+    p.u32(uint64_t(chunk));
+    const uint64_t groups = uint64_t(call.outer) * uint64_t(chunks);
+    c.lanes = kWorkgroupSize;
+    Buffer* states = ctx.allocate(size_t(groups) * 3 * sizeof(float));
+    try {
+      c.pass = Pass::partial;
+      const Binding bp[] = {{states, true}, {buffer_of(call.in), false}};
+      ctx.dispatch(cached_pipeline(ctx, c, axis_wgsl, name), bp, p.w, groups);
+      c.pass = Pass::final;
+      const Binding bf[] = {
+          {buffer_of(call.out), true}, {buffer_of(call.in), false}, {states, false}};
+      ctx.dispatch(cached_pipeline(ctx, c, axis_wgsl, name), bf, p.w, groups);
+    } catch (...) {
+      ctx.deallocate(states);
+      throw;
+    }
+    // Recorded work holds its own reference (as in reduce.cpp).
+    ctx.deallocate(states);
+    return;
+  }
   uint64_t groups = 0;
   if (call.inner > 1) {
     c.columns = true;
@@ -219,12 +305,6 @@ void run_along_axis(Context& ctx, const AxisCall& call) {
     c.lanes = uint32_t(std::min<uint64_t>(std::bit_ceil(uint64_t(call.n)), kWorkgroupSize));
     groups = groups_for(uint64_t(call.outer), kWorkgroupSize / c.lanes);
   }
-  Params p;
-  p.u32(uint64_t(call.outer));
-  p.u32(uint64_t(call.n));
-  p.u32(uint64_t(call.inner));
-  p.u32(uint64_t(call.in.offset));
-  p.u32(uint64_t(call.out.offset));
   const Binding b[] = {{buffer_of(call.out), true}, {buffer_of(call.in), false}};
   ctx.dispatch(cached_pipeline(ctx, c, axis_wgsl, name), b, p.w, groups);
 }
