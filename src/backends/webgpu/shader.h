@@ -60,6 +60,11 @@ class Shader {
   // would not.
   wgsl::Value load_half_bits(const std::string& name, const wgsl::Value& idx);
   void store_half_bits(const std::string& name, const wgsl::Value& idx, const wgsl::Value& bits);
+  // A packed element (F16, BF16, U8, Bool) from its field, the low 16 or 8 bits of the u32
+  // `field`, in compute type `to`; and the field that store() writes for v. Kernels that
+  // move whole words (vector loads and stores) convert through these as load and store do.
+  wgsl::Value unpack(DType t, const wgsl::Value& field, wgsl::Type to);
+  wgsl::Value pack(DType t, const wgsl::Value& v);
 
   // The full module. In the body: gi (global invocation index, u32), lid (local index),
   // wid (workgroup index).
