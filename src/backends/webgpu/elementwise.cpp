@@ -245,8 +245,9 @@ std::string make_wgsl(const ElementwiseConfig& c) {
 
 namespace {
 
-// The vector kernel's groups beyond which invocations loop (a one-dimensional grid).
-constexpr uint64_t kMaxVectorGroups = 65535;
+// The vector kernel's workgroups, beyond which invocations loop: some times what a large GPU
+// holds at once, on a one-dimensional grid.
+constexpr uint64_t kMaxVectorGroups = 8192;
 
 // Elements per invocation of the vector kernel for these operands, or 0 where it does not
 // apply: a dtype it does not take, or an offset that is not a whole number of vec4s.
