@@ -279,10 +279,10 @@ TEST(WebGpuVector, ContiguousCopiesMatchTheCpu) {
   NUMR_WEBGPU_OR_SKIP();
   const Device g = Device::webgpu(0);
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::U8})
-    for (int64_t n : {int64_t(1), int64_t(3), int64_t(4), int64_t(5), int64_t(1023)})
-      for (int64_t so : {0, 1, 2})
-        for (int64_t dof : {0, 1, 3}) {
-          const int64_t len = n + 8;
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(4), int64_t(5), int64_t(1023), int64_t(1040)})
+      for (int64_t so : {0, 1, 2, 16})
+        for (int64_t dof : {0, 1, 3, 8}) {
+          const int64_t len = n + 24;
           const Tensor src = Tensor::from_vector(values(len, 11), {len}).cast(t);
           Tensor cpu = full({len}, 5.0, t), gpu = cpu.to(g);
           const Tensor gsrc = src.to(g);
@@ -312,11 +312,17 @@ TEST(WebGpuVector, ContiguousCopiesMatchTheCpu) {
           cpu.narrow(0, dof, n).copy_(cpu.narrow(0, so + 4, n));
           gpu.narrow(0, dof, n).copy_(gpu.narrow(0, so + 4, n));
           EXPECT_EQ(bytes(gpu), bytes(cpu)) << "overlapping copy " << what;
-          // A cast: F32 from this dtype.
+          // Casts: F32 from this dtype, and this dtype from F32 (rounded, saturated, NaN
+          // to zero in U8, as on the CPU).
           Tensor cf = full({len}, 1.0, DType::F32), gf = cf.to(g);
           cf.narrow(0, dof, n).copy_(src.narrow(0, so, n));
           gf.narrow(0, dof, n).copy_(gsrc.narrow(0, so, n));
           expect_same_f32(host<float>(gf), host<float>(cf), "cast " + what);
+          const Tensor f = Tensor::from_vector(values(len, 12), {len});
+          Tensor ct = full({len}, 5.0, t), gt_ = ct.to(g);
+          ct.narrow(0, dof, n).copy_(f.narrow(0, so, n));
+          gt_.narrow(0, dof, n).copy_(f.to(g).narrow(0, so, n));
+          EXPECT_EQ(bytes(gt_), bytes(ct)) << "cast from F32 " << what;
         }
 }
 

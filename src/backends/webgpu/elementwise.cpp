@@ -93,25 +93,6 @@ std::string make_word_pair_wgsl(const ElementwiseConfig& c, Shader& s, const std
   return s.finish();
 }
 
-// Elements of dtype t in one 16-byte vec4 of words; 0 for a dtype the vector kernel does
-// not take.
-int per_vec4(DType t) {
-  switch (t) {
-    case DType::F32:
-    case DType::I32: return 4;
-    case DType::F16:
-    case DType::BF16: return 8;
-    case DType::U8:
-    case DType::Bool: return 16;
-    case DType::I64: return 2;
-    default: return 0;
-  }
-}
-
-const char* vec4_type(DType t) {
-  return t == DType::F32 ? "vec4<f32>" : t == DType::I32 ? "vec4<i32>" : "vec4<u32>";
-}
-
 // The vector kernel: invocation q (a grid-stride loop over P[0] groups) takes elements
 // c.vector * q ... c.vector * q + c.vector - 1 of the row: operand k's vec4s from
 // P[5 + k] (its offset in vec4s) + q * (c.vector / per_vec4), each a whole number of words
@@ -135,7 +116,6 @@ std::string make_vector_wgsl(const ElementwiseConfig& c) {
     return names[size_t(k)] + "[P[" + std::to_string(5 + k) + "u] + q * " + std::to_string(per) +
            "u + " + std::to_string(v) + "u]";
   };
-  static const char* const kComp[] = {"x", "y", "z", "w"};
   // x[j]: the inputs of element j of the group, in the compute type.
   std::vector<std::vector<Value>> x(static_cast<size_t>(E));
   for (int i = 0; i < c.n_in; ++i) {
@@ -147,71 +127,17 @@ std::string make_vector_wgsl(const ElementwiseConfig& c) {
       vecs.push_back("L" + std::to_string(k) + "_" + std::to_string(v));
       b.line("let " + vecs.back() + " = " + at(k, v) + ";");
     }
-    for (int j = 0; j < E; ++j) {
-      const std::string& vec = vecs[size_t(j / w)];
-      const int r = j % w;
-      Value e = Value::constant(Type::i32, 0);
-      switch (t) {
-        case DType::F32: e = Value::let(Type::f32, vec + "." + kComp[r]); break;
-        case DType::I32: e = Value::let(Type::i32, vec + "." + kComp[r]); break;
-        case DType::I64: e = Value::let(Type::i64, vec + (r == 0 ? ".xy" : ".zw")); break;
-        case DType::F16:
-        case DType::BF16:
-          e = s.unpack(t,
-                       Value::let(Type::u32, "(" + vec + "." + kComp[r / 2] + " >> " +
-                                                 std::to_string(16 * (r % 2)) + "u) & 0xffffu"),
-                       compute);
-          break;
-        default:  // U8, Bool
-          e = s.unpack(t,
-                       Value::let(Type::u32, "(" + vec + "." + kComp[r / 4] + " >> " +
-                                                 std::to_string(8 * (r % 4)) + "u) & 0xffu"),
-                       compute);
-          break;
-      }
-      x[size_t(j)].push_back(wgsl::convert(e, compute));
-    }
+    for (int j = 0; j < E; ++j)
+      x[size_t(j)].push_back(s.vec4_element(t, vecs[size_t(j / w)], j % w, compute));
   }
   for (int o = 0; o < c.n_out; ++o) {
     const DType t = dtype(o);
     const int w = per_vec4(t);
     std::vector<Value> y;
     for (int j = 0; j < E; ++j) y.push_back(apply(c, x[size_t(j)], s0, s1, o));
-    for (int v = 0; v < E / w; ++v) {
-      std::vector<std::string> parts;
-      for (int p = 0; p < 4; ++p) {
-        switch (t) {
-          case DType::F32:
-            parts.push_back(wgsl::convert(y[size_t(v * 4 + p)], Type::f32).str());
-            break;
-          case DType::I32:
-            parts.push_back(wgsl::convert(y[size_t(v * 4 + p)], Type::i32).str());
-            break;
-          case DType::I64:
-            if (p < 2) parts.push_back(wgsl::convert(y[size_t(v * 2 + p)], Type::i64).str());
-            break;
-          case DType::F16:
-          case DType::BF16: {
-            const Value lo = s.pack(t, y[size_t(v * 8 + 2 * p)]);
-            const Value hi = s.pack(t, y[size_t(v * 8 + 2 * p + 1)]);
-            parts.push_back("(" + lo.str() + " | (" + hi.str() + " << 16u))");
-            break;
-          }
-          default: {  // U8, Bool
-            std::string word;
-            for (int q = 0; q < 4; ++q) {
-              const Value f = s.pack(t, y[size_t(v * 16 + 4 * p + q)]);
-              word += (q ? " | (" : "(") + f.str() + " << " + std::to_string(8 * q) + "u)";
-            }
-            parts.push_back("(" + word + ")");
-            break;
-          }
-        }
-      }
-      std::string vec = std::string(vec4_type(t)) + "(";
-      for (size_t p = 0; p < parts.size(); ++p) vec += (p ? ", " : "") + parts[p];
-      b.line(at(o, v) + " = " + vec + ");");
-    }
+    for (int v = 0; v < E / w; ++v)
+      b.line(at(o, v) + " = " +
+             s.vec4_of(t, std::vector<Value>(y.begin() + v * w, y.begin() + (v + 1) * w)) + ";");
   }
   b.line("}");
   return s.finish();
@@ -239,26 +165,6 @@ std::string make_wgsl(const ElementwiseConfig& c) {
   for (int o = 0; o < c.n_out; ++o)
     s.store(outs[size_t(o)], c.outs[size_t(o)], idx[size_t(o)], apply(c, x, s0, s1, o));
   return s.finish();
-}
-
-}  // namespace
-
-namespace {
-
-// The vector kernel's workgroups, beyond which invocations loop: some times what a large GPU
-// holds at once, on a one-dimensional grid.
-constexpr uint64_t kMaxVectorGroups = 8192;
-
-// Elements per invocation of the vector kernel for these operands, or 0 where it does not
-// apply: a dtype it does not take, or an offset that is not a whole number of vec4s.
-int vector_width(const std::vector<const TensorRef*>& operands) {
-  int e = 0;
-  for (const TensorRef* r : operands) e = std::max(e, per_vec4(r->dtype));
-  for (const TensorRef* r : operands) {
-    const int w = per_vec4(r->dtype);
-    if (w == 0 || r->offset % w != 0) return 0;
-  }
-  return e;
 }
 
 }  // namespace
@@ -337,16 +243,7 @@ void run_elementwise(Context& ctx, const ElementwiseCall& call) {
   if (tail == 0) return;
   // The last elements: the contiguous kernel over a row that starts after the groups.
   std::vector<TensorRef> rest;
-  rest.reserve(operands.size());
-  for (const TensorRef* r : operands) {
-    TensorRef t;
-    t.base = r->base;
-    t.dtype = r->dtype;
-    t.offset = r->offset + done;
-    t.shape = Shape{tail};
-    t.strides = Strides{1};
-    rest.push_back(std::move(t));
-  }
+  for (const TensorRef* r : operands) rest.push_back(row_after(*r, done, tail));
   std::vector<const TensorRef*> rest_ops;
   for (const TensorRef& r : rest) rest_ops.push_back(&r);
   dispatch_scalar(rest_ops, tail, rest[0].shape, rest[0].offset);

@@ -1,5 +1,6 @@
 #include "backends/webgpu/shader.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -210,6 +211,98 @@ void Shader::store_half_bits(const std::string& name, const Value& idx, const Va
   const std::string sh = "((" + idx.str() + " & 1u) * 16u)";
   body_.line("atomicAnd(" + w + ", ~(0xffffu << " + sh + "));");
   body_.line("atomicOr(" + w + ", " + bits.str() + " << " + sh + ");");
+}
+
+int per_vec4(DType t) {
+  switch (t) {
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::F16:
+    case DType::BF16: return 8;
+    case DType::U8:
+    case DType::Bool: return 16;
+    case DType::I64: return 2;
+    default: return 0;
+  }
+}
+
+const char* vec4_type(DType t) {
+  return t == DType::F32 ? "vec4<f32>" : t == DType::I32 ? "vec4<i32>" : "vec4<u32>";
+}
+
+int vector_width(const std::vector<const TensorRef*>& operands) {
+  int e = 0;
+  for (const TensorRef* r : operands) {
+    const int w = per_vec4(r->dtype);
+    if (w == 0 || r->offset % w != 0) return 0;
+    e = std::max(e, w);
+  }
+  return e;
+}
+
+TensorRef row_after(const TensorRef& r, int64_t skip, int64_t n) {
+  TensorRef t;
+  t.base = r.base;
+  t.dtype = r.dtype;
+  t.offset = r.offset + skip;
+  t.shape = Shape{n};
+  t.strides = Strides{1};
+  return t;
+}
+
+Value Shader::vec4_element(DType t, const std::string& vec, int r, Type to) {
+  static const char* const kComp[] = {"x", "y", "z", "w"};
+  switch (t) {
+    case DType::F32: return wgsl::convert(Value::let(Type::f32, vec + "." + kComp[r]), to);
+    case DType::I32: return wgsl::convert(Value::let(Type::i32, vec + "." + kComp[r]), to);
+    case DType::I64:
+      return wgsl::convert(Value::let(Type::i64, vec + (r == 0 ? ".xy" : ".zw")), to);
+    case DType::F16:
+    case DType::BF16:
+      return unpack(t,
+                    Value::let(Type::u32, "(" + vec + "." + kComp[r / 2] + " >> " +
+                                              std::to_string(16 * (r % 2)) + "u) & 0xffffu"),
+                    to);
+    default:  // U8, Bool
+      return unpack(t,
+                    Value::let(Type::u32, "(" + vec + "." + kComp[r / 4] + " >> " +
+                                              std::to_string(8 * (r % 4)) + "u) & 0xffu"),
+                    to);
+  }
+}
+
+std::string Shader::vec4_of(DType t, const std::vector<Value>& ys) {
+  std::vector<std::string> parts;
+  switch (t) {
+    case DType::F32:
+    case DType::I32:
+      for (const Value& y : ys)
+        parts.push_back(wgsl::convert(y, t == DType::F32 ? Type::f32 : Type::i32).str());
+      break;
+    case DType::I64:
+      for (const Value& y : ys) parts.push_back(wgsl::convert(y, Type::i64).str());
+      break;
+    case DType::F16:
+    case DType::BF16:
+      for (size_t p = 0; p < 4; ++p) {
+        const Value lo = pack(t, ys[2 * p]), hi = pack(t, ys[2 * p + 1]);
+        parts.push_back("(" + lo.str() + " | (" + hi.str() + " << 16u))");
+      }
+      break;
+    default:  // U8, Bool
+      for (size_t p = 0; p < 4; ++p) {
+        std::string word;
+        for (size_t q = 0; q < 4; ++q) {
+          const Value f = pack(t, ys[4 * p + q]);
+          word += (q ? " | (" : "(") + f.str() + " << " + std::to_string(8 * q) + "u)";
+        }
+        parts.push_back("(" + word + ")");
+      }
+      break;
+  }
+  std::string vec = std::string(vec4_type(t)) + "(";
+  for (size_t p = 0; p < parts.size(); ++p) vec += (p ? ", " : "") + parts[p];
+  return vec + ")";
 }
 
 void Shader::store(const std::string& name, DType t, const Value& idx, const Value& v) {

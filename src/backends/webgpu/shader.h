@@ -18,6 +18,9 @@
 namespace numr::webgpu {
 
 inline constexpr uint32_t kWorkgroupSize = 256;
+// The vector kernels' workgroups, beyond which invocations loop: some times what a large GPU
+// holds at once, on a one-dimensional grid.
+inline constexpr uint64_t kMaxVectorGroups = 8192;
 
 // Whether the backend stores and computes dtype t (F64, F16 and BF16 are refused).
 bool dtype_supported(DType t);
@@ -25,6 +28,18 @@ bool dtype_supported(DType t);
 void require_dtype(DType t, const char* what);
 // The WGSL compute type of a dtype's elements.
 wgsl::Type compute_type(DType t);
+
+// Whole vec4s of words, for the kernels of contiguous rows that move 16 bytes at a time:
+// the elements of dtype t in one vec4 (0 where t has no vector form), and its WGSL type.
+int per_vec4(DType t);
+const char* vec4_type(DType t);
+// Elements per invocation of a vector kernel over these contiguous operands (the most that
+// one vec4 of any of them holds), or 0 where one has no vector form or an offset that is not
+// a whole number of vec4s.
+int vector_width(const std::vector<const TensorRef*>& operands);
+// A contiguous row of n elements of r starting `skip` elements in (the elements a vector
+// kernel left to the one-element kernel).
+TensorRef row_after(const TensorRef& r, int64_t skip, int64_t n);
 
 class Shader {
  public:
@@ -65,6 +80,10 @@ class Shader {
   // move whole words (vector loads and stores) convert through these as load and store do.
   wgsl::Value unpack(DType t, const wgsl::Value& field, wgsl::Type to);
   wgsl::Value pack(DType t, const wgsl::Value& v);
+  // Element r of the vec4 `vec` of dtype t's elements, in compute type `to`; and the vec4
+  // expression holding the per_vec4(t) elements ys, converted as store() converts.
+  wgsl::Value vec4_element(DType t, const std::string& vec, int r, wgsl::Type to);
+  std::string vec4_of(DType t, const std::vector<wgsl::Value>& ys);
 
   // The full module. In the body: gi (global invocation index, u32), lid (local index),
   // wid (workgroup index).
