@@ -34,23 +34,27 @@ std::string copy_vector_wgsl(const CopyConfig& c) {
   wgsl::Body& b = s.body();
   const int E = c.vector, ws = per_vec4(c.src), wd = per_vec4(c.dst);
   b.line("let stride = nwg.x * nwg.y * " + std::to_string(kWorkgroupSize) + "u;");
-  b.line("for (var q = gi; q < P[0]; q = q + stride) {");
+  // The parameters read once, before the loop that stores.
+  b.line("let groups = P[0];");
+  b.line("let dst_base = P[1];");
+  b.line("let src_base = P[2];");
+  b.line("for (var q = gi; q < groups; q = q + stride) {");
   auto at = [&](const std::string& name, const char* base, int w, int v) {
     return name + "[" + base + " + q * " + std::to_string(E / w) + "u + " + std::to_string(v) +
            "u]";
   };
   if (c.src == c.dst) {
     for (int v = 0; v < E / ws; ++v)
-      b.line(at(dst, "P[1]", wd, v) + " = " + at(src, "P[2]", ws, v) + ";");
+      b.line(at(dst, "dst_base", wd, v) + " = " + at(src, "src_base", ws, v) + ";");
   } else {
     std::vector<Value> x;
     for (int v = 0; v < E / ws; ++v) {
       const std::string name = "L" + std::to_string(v);
-      b.line("let " + name + " = " + at(src, "P[2]", ws, v) + ";");
+      b.line("let " + name + " = " + at(src, "src_base", ws, v) + ";");
       for (int r = 0; r < ws; ++r) x.push_back(s.vec4_element(c.src, name, r, compute));
     }
     for (int v = 0; v < E / wd; ++v)
-      b.line(at(dst, "P[1]", wd, v) + " = " +
+      b.line(at(dst, "dst_base", wd, v) + " = " +
              s.vec4_of(c.dst, std::vector<Value>(x.begin() + v * wd, x.begin() + (v + 1) * wd)) +
              ";");
   }

@@ -109,11 +109,15 @@ std::string make_vector_wgsl(const ElementwiseConfig& c) {
   const Value s0 = s.param(compute, "1"), s1 = s.param(compute, "3");
   const int E = c.vector;
   b.line("let stride = nwg.x * nwg.y * " + std::to_string(kWorkgroupSize) + "u;");
-  b.line("for (var q = gi; q < P[0]; q = q + stride) {");
+  // The parameters read once, before the loop that stores.
+  b.line("let groups = P[0];");
+  for (int k = 0; k < n_ops; ++k)
+    b.line("let base" + std::to_string(k) + " = P[" + std::to_string(5 + k) + "u];");
+  b.line("for (var q = gi; q < groups; q = q + stride) {");
   // The operand's vec4 v of this group.
   auto at = [&](int k, int v) {
     const int per = E / per_vec4(dtype(k));
-    return names[size_t(k)] + "[P[" + std::to_string(5 + k) + "u] + q * " + std::to_string(per) +
+    return names[size_t(k)] + "[base" + std::to_string(k) + " + q * " + std::to_string(per) +
            "u + " + std::to_string(v) + "u]";
   };
   // x[j]: the inputs of element j of the group, in the compute type.
