@@ -2,11 +2,11 @@
 // through vec4 loads and stores where every operand's offset is a whole number of 16-byte
 // words (the elements after the last whole group by the one-element kernel), and contiguous
 // copies within one dtype, which are the queue's copy command where whole words move.
-// Counts around a group (1, 3, 4, 5, 1023, 1025, 4 * 65535 + 3, and one where invocations
-// loop), views at offsets that are and are not whole vec4s, F32, I32, I64, F16, BF16 and
-// Bool operands, results written into views of a poisoned buffer whose other elements must
-// survive: exact ops against the CPU's bits, exp and the fused gates against a float64
-// reference. Skips, naming the reason, without WebGPU.
+// Counts around a group (1, 3, 4, 5, 1023, 1025, 4 * 65535 + 3, and one of 2^24 + 13), views at
+// offsets that are and are not whole vec4s, F32, I32, I64, F16, BF16 and Bool operands, results
+// written into views of a poisoned buffer whose other elements must survive: exact ops against the
+// CPU's bits, exp and the fused gates against a float64 reference. Skips, naming the reason,
+// without WebGPU.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -258,11 +258,11 @@ TEST(WebGpuVector, TranscendentalResultsMatchFloat64) {
     }
 }
 
-// A count whose groups exceed the vector kernel's grid, so that invocations loop.
-TEST(WebGpuVector, InvocationsThatLoopCoverEveryElement) {
+// A count of 2^24 + 13: 16385 workgroups of vec4s, and a tail.
+TEST(WebGpuVector, LargeCountsCoverEveryElement) {
   NUMR_WEBGPU_OR_SKIP();
   const Device g = Device::webgpu(0);
-  const int64_t n = 4 * 8192 * 256 * 2 + 4 * 3 + 1;
+  const int64_t n = (int64_t(1) << 24) + 13;
   std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     x[size_t(i)] = float(i % 1000003);

@@ -23,7 +23,7 @@ struct CopyConfig {
   auto operator<=>(const CopyConfig&) const = default;
 };
 
-// The vector kernel: invocation q (a grid-stride loop over P[0] groups) converts elements
+// The vector kernel: invocation q < P[0] converts elements
 // c.vector * q ... of the row, whole vec4s of each operand from P[1] (the destination's
 // offset in vec4s) and P[2] (the source's); within one dtype the words move as they are.
 std::string copy_vector_wgsl(const CopyConfig& c) {
@@ -33,12 +33,11 @@ std::string copy_vector_wgsl(const CopyConfig& c) {
   wgsl::FormulaScope scope(s.body(), compute);
   wgsl::Body& b = s.body();
   const int E = c.vector, ws = per_vec4(c.src), wd = per_vec4(c.dst);
-  b.line("let stride = nwg.x * nwg.y * " + std::to_string(kWorkgroupSize) + "u;");
-  // The parameters read once, before the loop that stores.
   b.line("let groups = P[0];");
   b.line("let dst_base = P[1];");
   b.line("let src_base = P[2];");
-  b.line("for (var q = gi; q < groups; q = q + stride) {");
+  b.line("if (gi < groups) {");
+  b.line("let q = gi;");
   auto at = [&](const std::string& name, const char* base, int w, int v) {
     return name + "[" + base + " + q * " + std::to_string(E / w) + "u + " + std::to_string(v) +
            "u]";
@@ -151,7 +150,7 @@ void run_copy(Context& ctx, const CopyCall& call) {
   p.u32(uint64_t(call.src.offset / per_vec4(call.src.dtype)));
   const Binding b[] = {{buffer_of(call.dst), true}, {buffer_of(call.src), false}};
   ctx.dispatch(cached_pipeline(ctx, vc, copy_wgsl, "copy"), b, p.w,
-               std::min(groups_for(groups, kWorkgroupSize), kMaxVectorGroups));
+               groups_for(groups, kWorkgroupSize));
   const int64_t done = int64_t(groups) * e;
   if (done < n)
     dispatch_scalar(row_after(call.dst, done, n - done), row_after(call.src, done, n - done),

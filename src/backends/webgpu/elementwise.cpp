@@ -93,7 +93,7 @@ std::string make_word_pair_wgsl(const ElementwiseConfig& c, Shader& s, const std
   return s.finish();
 }
 
-// The vector kernel: invocation q (a grid-stride loop over P[0] groups) takes elements
+// The vector kernel: invocation q < P[0] takes elements
 // c.vector * q ... c.vector * q + c.vector - 1 of the row: operand k's vec4s from
 // P[5 + k] (its offset in vec4s) + q * (c.vector / per_vec4), each a whole number of words
 // of that operand alone, so that packed outputs are stored without atomics.
@@ -108,12 +108,11 @@ std::string make_vector_wgsl(const ElementwiseConfig& c) {
   wgsl::Body& b = s.body();
   const Value s0 = s.param(compute, "1"), s1 = s.param(compute, "3");
   const int E = c.vector;
-  b.line("let stride = nwg.x * nwg.y * " + std::to_string(kWorkgroupSize) + "u;");
-  // The parameters read once, before the loop that stores.
   b.line("let groups = P[0];");
   for (int k = 0; k < n_ops; ++k)
     b.line("let base" + std::to_string(k) + " = P[" + std::to_string(5 + k) + "u];");
-  b.line("for (var q = gi; q < groups; q = q + stride) {");
+  b.line("if (gi < groups) {");
+  b.line("let q = gi;");
   // The operand's vec4 v of this group.
   auto at = [&](int k, int v) {
     const int per = E / per_vec4(dtype(k));
@@ -242,7 +241,7 @@ void run_elementwise(Context& ctx, const ElementwiseCall& call) {
   p.w.insert(p.w.end(), scalars.w.begin(), scalars.w.end());
   for (const TensorRef* r : operands) p.u32(uint64_t(r->offset / per_vec4(r->dtype)));
   ctx.dispatch(cached_pipeline(ctx, c, make_wgsl, std::string(op_name(call.op))), bindings, p.w,
-               std::min(groups_for(groups, kWorkgroupSize), kMaxVectorGroups));
+               groups_for(groups, kWorkgroupSize));
   const int64_t done = int64_t(groups) * e, tail = n - done;
   if (tail == 0) return;
   // The last elements: the contiguous kernel over a row that starts after the groups.

@@ -18,9 +18,6 @@
 namespace numr::webgpu {
 
 inline constexpr uint32_t kWorkgroupSize = 256;
-// The vector kernels' workgroups, beyond which invocations loop: some times what a large GPU
-// holds at once, on a one-dimensional grid.
-inline constexpr uint64_t kMaxVectorGroups = 8192;
 
 // Whether the backend stores and computes dtype t (F64, F16 and BF16 are refused).
 bool dtype_supported(DType t);
