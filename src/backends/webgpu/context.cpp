@@ -449,6 +449,18 @@ void Context::fill_bytes(Buffer* dst, size_t nbytes, uint8_t value) {
   dispatch(fill_pipeline_, std::span<const Binding>(&out, 1), params, (words + 255) / 256);
 }
 
+void Context::copy(Buffer* dst, uint64_t dst_offset, const Buffer* src, uint64_t src_offset,
+                   uint64_t nbytes) {
+  if (nbytes == 0) return;
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  if (recorded_ >= kMaxRecorded) flush();
+  src->used = true;
+  dst->used = true;
+  api_.wgpuCommandEncoderCopyBufferToBuffer(encoder(), src->buffer, src_offset, dst->buffer,
+                                            dst_offset, nbytes);
+  ++recorded_;
+}
+
 WGPUComputePipeline Context::make_pipeline(const std::string& wgsl, const std::string& label) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   check_errors();

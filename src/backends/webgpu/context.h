@@ -59,6 +59,10 @@ class Context {
   void write(Buffer* dst, size_t offset, const void* src, size_t nbytes);
   void read(void* dst, const Buffer* src, size_t offset, size_t nbytes);
   void fill_bytes(Buffer* dst, size_t nbytes, uint8_t value);
+  // Records a copy of nbytes from src at src_offset to dst at dst_offset, ordered with the
+  // dispatches: offsets and size multiples of 4, src and dst different buffers.
+  void copy(Buffer* dst, uint64_t dst_offset, const Buffer* src, uint64_t src_offset,
+            uint64_t nbytes);
 
   // A compute pipeline from WGSL with entry point "main"; compile errors throw BackendError
   // with the compiler's message and the source.

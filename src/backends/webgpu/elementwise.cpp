@@ -1,7 +1,11 @@
 // Elementwise ops: one invocation per output element; every operand (outputs first) walks
 // its own strided layout, or, when all are contiguous, takes its offset plus the index
-// (a contiguous F16/BF16 result: two elements per invocation, one whole word); the op's
-// formula comes from math/formula.h over wgsl::Value.
+// (a contiguous F16/BF16 result: two elements per invocation, one whole word). When all
+// are contiguous and each operand's offset is a whole number of 16-byte words, invocations
+// take several elements at once through vec4 loads and stores (make_vector_wgsl), and the
+// elements after the last whole group go through the contiguous kernel. The op's formula
+// comes from math/formula.h over wgsl::Value.
+#include <algorithm>
 #include <array>
 #include <compare>
 #include <stdexcept>
@@ -26,6 +30,7 @@ struct ElementwiseConfig {
   std::array<DType, 2> outs{};
   bool has_lo = true, has_hi = true;
   bool flat = false;  // every operand one contiguous row (StridedLayout::flat)
+  int vector = 0;     // elements per invocation of the vector kernel; 0: one (or a word pair)
   auto operator<=>(const ElementwiseConfig&) const = default;
 };
 
@@ -88,7 +93,61 @@ std::string make_word_pair_wgsl(const ElementwiseConfig& c, Shader& s, const std
   return s.finish();
 }
 
+// The vector kernel: invocation q < P[0] takes elements
+// c.vector * q ... c.vector * q + c.vector - 1 of the row: operand k's vec4s from
+// P[5 + k] (its offset in vec4s) + q * (c.vector / per_vec4), each a whole number of words
+// of that operand alone, so that packed outputs are stored without atomics.
+std::string make_vector_wgsl(const ElementwiseConfig& c) {
+  Shader s;
+  const int n_ops = c.n_out + c.n_in;
+  auto dtype = [&](int k) { return k < c.n_out ? c.outs[size_t(k)] : c.ins[size_t(k - c.n_out)]; };
+  std::vector<std::string> names;
+  for (int k = 0; k < n_ops; ++k) names.push_back(s.array(vec4_type(dtype(k)), k < c.n_out));
+  const Type compute = compute_type(source_dtype(c));
+  wgsl::FormulaScope scope(s.body(), compute);
+  wgsl::Body& b = s.body();
+  const Value s0 = s.param(compute, "1"), s1 = s.param(compute, "3");
+  const int E = c.vector;
+  b.line("let groups = P[0];");
+  for (int k = 0; k < n_ops; ++k)
+    b.line("let base" + std::to_string(k) + " = P[" + std::to_string(5 + k) + "u];");
+  b.line("if (gi < groups) {");
+  b.line("let q = gi;");
+  // The operand's vec4 v of this group.
+  auto at = [&](int k, int v) {
+    const int per = E / per_vec4(dtype(k));
+    return names[size_t(k)] + "[base" + std::to_string(k) + " + q * " + std::to_string(per) +
+           "u + " + std::to_string(v) + "u]";
+  };
+  // x[j]: the inputs of element j of the group, in the compute type.
+  std::vector<std::vector<Value>> x(static_cast<size_t>(E));
+  for (int i = 0; i < c.n_in; ++i) {
+    const int k = c.n_out + i;
+    const DType t = dtype(k);
+    const int w = per_vec4(t);
+    std::vector<std::string> vecs;
+    for (int v = 0; v < E / w; ++v) {
+      vecs.push_back("L" + std::to_string(k) + "_" + std::to_string(v));
+      b.line("let " + vecs.back() + " = " + at(k, v) + ";");
+    }
+    for (int j = 0; j < E; ++j)
+      x[size_t(j)].push_back(s.vec4_element(t, vecs[size_t(j / w)], j % w, compute));
+  }
+  for (int o = 0; o < c.n_out; ++o) {
+    const DType t = dtype(o);
+    const int w = per_vec4(t);
+    std::vector<Value> y;
+    for (int j = 0; j < E; ++j) y.push_back(apply(c, x[size_t(j)], s0, s1, o));
+    for (int v = 0; v < E / w; ++v)
+      b.line(at(o, v) + " = " +
+             s.vec4_of(t, std::vector<Value>(y.begin() + v * w, y.begin() + (v + 1) * w)) + ";");
+  }
+  b.line("}");
+  return s.finish();
+}
+
 std::string make_wgsl(const ElementwiseConfig& c) {
+  if (c.vector) return make_vector_wgsl(c);
   Shader s;
   std::vector<std::string> outs, ins;
   for (int o = 0; o < c.n_out; ++o) outs.push_back(s.buffer(c.outs[size_t(o)], true));
@@ -138,23 +197,59 @@ void run_elementwise(Context& ctx, const ElementwiseCall& call) {
   c.has_hi = call.has_hi;
   const int64_t n = call.out.numel();
   if (n == 0) return;
-  Params p;
-  p.u32(uint64_t(n));
+  Params scalars;
   // Scalars in the compute type, converted on the host as the CPU converts them.
   for (double v : call.scalars) {
     switch (compute_type(source_dtype(c))) {
-      case Type::f32: p.f32(float(v)); break;
-      case Type::i64: p.i64(int64_t(v)); break;
-      default: p.i32(int64_t(v)); break;
+      case Type::f32: scalars.f32(float(v)); break;
+      case Type::i64: scalars.i64(int64_t(v)); break;
+      default: scalars.i32(int64_t(v)); break;
     }
-    if (p.w.size() % 2 == 0) p.u32(0);
+    if (scalars.w.size() % 2 == 1) scalars.u32(0);  // two words a scalar
   }
-  StridedLayout::push(p, call.out.shape, operands);
   c.flat = StridedLayout::flat(call.out.shape, operands);
-  WGPUComputePipeline pipe = cached_pipeline(ctx, c, make_wgsl, std::string(op_name(call.op)));
-  const uint64_t invocations =
-      word_pairs(c) ? (uint64_t(n) + uint64_t(call.out.offset & 1) + 1) / 2 : uint64_t(n);
-  ctx.dispatch(pipe, bindings, p.w, groups_for(invocations, kWorkgroupSize));
+  // The scalar kernels over n elements of `ops` (P: n, the two scalars, the layout).
+  auto dispatch_scalar = [&](const std::vector<const TensorRef*>& ops, int64_t count,
+                             const Shape& shape, int64_t out_offset) {
+    Params p;
+    p.u32(uint64_t(count));
+    p.w.insert(p.w.end(), scalars.w.begin(), scalars.w.end());
+    StridedLayout::push(p, shape, ops);
+    ElementwiseConfig sc = c;
+    sc.vector = 0;
+    WGPUComputePipeline pipe = cached_pipeline(ctx, sc, make_wgsl, std::string(op_name(call.op)));
+    const uint64_t invocations =
+        word_pairs(sc) ? (uint64_t(count) + uint64_t(out_offset & 1) + 1) / 2 : uint64_t(count);
+    ctx.dispatch(pipe, bindings, p.w, groups_for(invocations, kWorkgroupSize));
+  };
+  const int e = c.flat ? vector_width(operands) : 0;
+  // An input in an output's buffer at another offset would be read by the tail's dispatch
+  // after the vector dispatch wrote it: such calls keep the single dispatch.
+  bool overlap = false;
+  for (int o = 0; o < c.n_out; ++o)
+    for (int i = c.n_out; i < int(operands.size()); ++i)
+      overlap |= operands[size_t(o)]->base == operands[size_t(i)]->base &&
+                 operands[size_t(o)]->offset != operands[size_t(i)]->offset;
+  if (e == 0 || n < e || overlap) {
+    dispatch_scalar(operands, n, call.out.shape, call.out.offset);
+    return;
+  }
+  c.vector = e;
+  const uint64_t groups = uint64_t(n / e);
+  Params p;
+  p.u32(groups);
+  p.w.insert(p.w.end(), scalars.w.begin(), scalars.w.end());
+  for (const TensorRef* r : operands) p.u32(uint64_t(r->offset / per_vec4(r->dtype)));
+  ctx.dispatch(cached_pipeline(ctx, c, make_wgsl, std::string(op_name(call.op))), bindings, p.w,
+               groups_for(groups, kWorkgroupSize));
+  const int64_t done = int64_t(groups) * e, tail = n - done;
+  if (tail == 0) return;
+  // The last elements: the contiguous kernel over a row that starts after the groups.
+  std::vector<TensorRef> rest;
+  for (const TensorRef* r : operands) rest.push_back(row_after(*r, done, tail));
+  std::vector<const TensorRef*> rest_ops;
+  for (const TensorRef& r : rest) rest_ops.push_back(&r);
+  dispatch_scalar(rest_ops, tail, rest[0].shape, rest[0].offset);
 }
 
 }  // namespace numr::webgpu

@@ -1,5 +1,6 @@
 #include "backends/webgpu/shader.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -126,21 +127,36 @@ Value Shader::param(Type t, const std::string& idx) {
 }
 
 Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) {
-  Value raw = Value::constant(Type::i32, 0);
   switch (t) {
-    case DType::F32: raw = Value::let(Type::f32, name + "[" + idx.str() + "]"); break;
-    case DType::I32: raw = Value::let(Type::i32, name + "[" + idx.str() + "]"); break;
+    case DType::F32: return wgsl::convert(Value::let(Type::f32, name + "[" + idx.str() + "]"), to);
+    case DType::I32: return wgsl::convert(Value::let(Type::i32, name + "[" + idx.str() + "]"), to);
     case DType::F16:
-    case DType::BF16:
-      raw = Value::let(Type::f32,
-                       std::string(t == DType::F16 ? "numr_f16_to_f32" : "numr_bf16_to_f32") + "(" +
-                           load_half_bits(name, idx).str() + ")");
-      break;
-    case DType::I64: raw = Value::let(Type::i64, name + "[" + idx.str() + "]"); break;
+    case DType::BF16: return unpack(t, load_half_bits(name, idx), to);
+    case DType::I64: return wgsl::convert(Value::let(Type::i64, name + "[" + idx.str() + "]"), to);
     case DType::U8:
     case DType::Bool:
-      raw = Value::let(Type::i32, "i32((" + name + "[" + idx.str() + " >> 2u] >> ((" + idx.str() +
-                                      " & 3u) * 8u)) & 0xffu)");
+      return unpack(t,
+                    Value::let(Type::u32, "((" + name + "[" + idx.str() + " >> 2u] >> ((" +
+                                              idx.str() + " & 3u) * 8u)) & 0xffu)"),
+                    to);
+    default: require_dtype(t, "webgpu");
+  }
+  return Value::constant(to, 0);
+}
+
+Value Shader::unpack(DType t, const Value& field, Type to) {
+  Value raw = Value::constant(Type::i32, 0);
+  switch (t) {
+    case DType::F16:
+    case DType::BF16:
+      half_ = true;
+      raw = Value::let(Type::f32,
+                       std::string(t == DType::F16 ? "numr_f16_to_f32" : "numr_bf16_to_f32") + "(" +
+                           field.str() + ")");
+      break;
+    case DType::U8:
+    case DType::Bool:
+      raw = Value::let(Type::i32, "i32(" + field.str() + ")");
       if (t == DType::Bool)
         raw = select(raw != Value::constant(Type::i32, 0), Value::constant(Type::i32, 1),
                      Value::constant(Type::i32, 0));
@@ -148,6 +164,39 @@ Value Shader::load(const std::string& name, DType t, const Value& idx, Type to) 
     default: require_dtype(t, "webgpu");
   }
   return wgsl::convert(raw, to);
+}
+
+Value Shader::pack(DType t, const Value& v) {
+  switch (t) {
+    case DType::F16:
+    case DType::BF16: {
+      half_ = true;
+      // An I64 reaches f32 rounded to odd, so that its rounding to 16 bits is single (as
+      // the CPU's, through a sticky double).
+      const Value f = v.type() == Type::i64
+                          ? Value::let(Type::f32, "numr_i64_to_f32_odd(" + v.str() + ")")
+                          : wgsl::convert(v, Type::f32);
+      return Value::let(
+          Type::u32, std::string(t == DType::F16 ? "numr_f32_to_f16" : "numr_f32_to_bf16") + "(" +
+                         f.str() + ")");
+    }
+    case DType::U8:
+    case DType::Bool: {
+      if (t == DType::Bool) {
+        const Value zero = Value::constant(v.type(), 0);
+        return select(!(v == zero), Value::constant(Type::u32, 1), Value::constant(Type::u32, 0));
+      }
+      if (v.type() == Type::f32) {
+        // Saturate through i32 (NaN -> 0), then clamp to [0, 255], as the CPU does.
+        const Value i = wgsl::convert(v, Type::i32);
+        return Value::let(Type::u32, "u32(clamp(" + i.str() + ", 0i, 255i))");
+      }
+      return Value::let(Type::u32,
+                        "bitcast<u32>(" + wgsl::convert(v, Type::i32).str() + ") & 0xffu");
+    }
+    default: require_dtype(t, "webgpu");
+  }
+  return Value::constant(Type::u32, 0);
 }
 
 Value Shader::load_half_bits(const std::string& name, const Value& idx) {
@@ -164,8 +213,99 @@ void Shader::store_half_bits(const std::string& name, const Value& idx, const Va
   body_.line("atomicOr(" + w + ", " + bits.str() + " << " + sh + ");");
 }
 
+int per_vec4(DType t) {
+  switch (t) {
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::F16:
+    case DType::BF16: return 8;
+    case DType::U8:
+    case DType::Bool: return 16;
+    case DType::I64: return 2;
+    default: return 0;
+  }
+}
+
+const char* vec4_type(DType t) {
+  return t == DType::F32 ? "vec4<f32>" : t == DType::I32 ? "vec4<i32>" : "vec4<u32>";
+}
+
+int vector_width(const std::vector<const TensorRef*>& operands) {
+  int e = 0;
+  for (const TensorRef* r : operands) {
+    const int w = per_vec4(r->dtype);
+    if (w == 0 || r->offset % w != 0) return 0;
+    e = std::max(e, w);
+  }
+  return e;
+}
+
+TensorRef row_after(const TensorRef& r, int64_t skip, int64_t n) {
+  TensorRef t;
+  t.base = r.base;
+  t.dtype = r.dtype;
+  t.offset = r.offset + skip;
+  t.shape = Shape{n};
+  t.strides = Strides{1};
+  return t;
+}
+
+Value Shader::vec4_element(DType t, const std::string& vec, int r, Type to) {
+  static const char* const kComp[] = {"x", "y", "z", "w"};
+  switch (t) {
+    case DType::F32: return wgsl::convert(Value::let(Type::f32, vec + "." + kComp[r]), to);
+    case DType::I32: return wgsl::convert(Value::let(Type::i32, vec + "." + kComp[r]), to);
+    case DType::I64:
+      return wgsl::convert(Value::let(Type::i64, vec + (r == 0 ? ".xy" : ".zw")), to);
+    case DType::F16:
+    case DType::BF16:
+      return unpack(t,
+                    Value::let(Type::u32, "(" + vec + "." + kComp[r / 2] + " >> " +
+                                              std::to_string(16 * (r % 2)) + "u) & 0xffffu"),
+                    to);
+    default:  // U8, Bool
+      return unpack(t,
+                    Value::let(Type::u32, "(" + vec + "." + kComp[r / 4] + " >> " +
+                                              std::to_string(8 * (r % 4)) + "u) & 0xffu"),
+                    to);
+  }
+}
+
+std::string Shader::vec4_of(DType t, const std::vector<Value>& ys) {
+  std::vector<std::string> parts;
+  switch (t) {
+    case DType::F32:
+    case DType::I32:
+      for (const Value& y : ys)
+        parts.push_back(wgsl::convert(y, t == DType::F32 ? Type::f32 : Type::i32).str());
+      break;
+    case DType::I64:
+      for (const Value& y : ys) parts.push_back(wgsl::convert(y, Type::i64).str());
+      break;
+    case DType::F16:
+    case DType::BF16:
+      for (size_t p = 0; p < 4; ++p) {
+        const Value lo = pack(t, ys[2 * p]), hi = pack(t, ys[2 * p + 1]);
+        parts.push_back("(" + lo.str() + " | (" + hi.str() + " << 16u))");
+      }
+      break;
+    default:  // U8, Bool
+      for (size_t p = 0; p < 4; ++p) {
+        std::string word;
+        for (size_t q = 0; q < 4; ++q) {
+          const Value f = pack(t, ys[4 * p + q]);
+          word += (q ? " | (" : "(") + f.str() + " << " + std::to_string(8 * q) + "u)";
+        }
+        parts.push_back("(" + word + ")");
+      }
+      break;
+  }
+  std::string vec = std::string(vec4_type(t)) + "(";
+  for (size_t p = 0; p < parts.size(); ++p) vec += (p ? ", " : "") + parts[p];
+  return vec + ")";
+}
+
 void Shader::store(const std::string& name, DType t, const Value& idx, const Value& v) {
-  const bool fl = v.type() == Type::f32;
   switch (t) {
     case DType::F32:
       body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::f32).str() + ";");
@@ -174,36 +314,13 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
       body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::i32).str() + ";");
       return;
     case DType::F16:
-    case DType::BF16: {
-      half_ = true;
-      // An I64 reaches f32 rounded to odd, so that its rounding to 16 bits is single (as
-      // the CPU's, through a sticky double).
-      const Value f = v.type() == Type::i64
-                          ? Value::let(Type::f32, "numr_i64_to_f32_odd(" + v.str() + ")")
-                          : wgsl::convert(v, Type::f32);
-      store_half_bits(name, idx,
-                      Value::let(Type::u32, std::string(t == DType::F16 ? "numr_f32_to_f16"
-                                                                        : "numr_f32_to_bf16") +
-                                                "(" + f.str() + ")"));
-      return;
-    }
+    case DType::BF16: store_half_bits(name, idx, pack(t, v)); return;
     case DType::I64:
       body_.line(name + "[" + idx.str() + "] = " + wgsl::convert(v, Type::i64).str() + ";");
       return;
     case DType::U8:
     case DType::Bool: {
-      Value byte = Value::constant(Type::u32, 0);
-      if (t == DType::Bool) {
-        const Value zero = Value::constant(v.type(), 0);
-        byte = select(!(v == zero), Value::constant(Type::u32, 1), Value::constant(Type::u32, 0));
-      } else if (fl) {
-        // Saturate through i32 (NaN -> 0), then clamp to [0, 255], as the CPU does.
-        const Value i = wgsl::convert(v, Type::i32);
-        byte = Value::let(Type::u32, "u32(clamp(" + i.str() + ", 0i, 255i))");
-      } else {
-        byte = Value::let(Type::u32,
-                          "bitcast<u32>(" + wgsl::convert(v, Type::i32).str() + ") & 0xffu");
-      }
+      const Value byte = pack(t, v);
       const std::string w = "&" + name + "[" + idx.str() + " >> 2u]";
       const std::string sh = "((" + idx.str() + " & 3u) * 8u)";
       body_.line("atomicAnd(" + w + ", ~(0xffu << " + sh + "));");

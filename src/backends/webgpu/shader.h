@@ -26,6 +26,18 @@ void require_dtype(DType t, const char* what);
 // The WGSL compute type of a dtype's elements.
 wgsl::Type compute_type(DType t);
 
+// Whole vec4s of words, for the kernels of contiguous rows that move 16 bytes at a time:
+// the elements of dtype t in one vec4 (0 where t has no vector form), and its WGSL type.
+int per_vec4(DType t);
+const char* vec4_type(DType t);
+// Elements per invocation of a vector kernel over these contiguous operands (the most that
+// one vec4 of any of them holds), or 0 where one has no vector form or an offset that is not
+// a whole number of vec4s.
+int vector_width(const std::vector<const TensorRef*>& operands);
+// A contiguous row of n elements of r starting `skip` elements in (the elements a vector
+// kernel left to the one-element kernel).
+TensorRef row_after(const TensorRef& r, int64_t skip, int64_t n);
+
 class Shader {
  public:
   // Declares the next storage binding, returns its name.
@@ -60,6 +72,15 @@ class Shader {
   // would not.
   wgsl::Value load_half_bits(const std::string& name, const wgsl::Value& idx);
   void store_half_bits(const std::string& name, const wgsl::Value& idx, const wgsl::Value& bits);
+  // A packed element (F16, BF16, U8, Bool) from its field, the low 16 or 8 bits of the u32
+  // `field`, in compute type `to`; and the field that store() writes for v. Kernels that
+  // move whole words (vector loads and stores) convert through these as load and store do.
+  wgsl::Value unpack(DType t, const wgsl::Value& field, wgsl::Type to);
+  wgsl::Value pack(DType t, const wgsl::Value& v);
+  // Element r of the vec4 `vec` of dtype t's elements, in compute type `to`; and the vec4
+  // expression holding the per_vec4(t) elements ys, converted as store() converts.
+  wgsl::Value vec4_element(DType t, const std::string& vec, int r, wgsl::Type to);
+  std::string vec4_of(DType t, const std::vector<wgsl::Value>& ys);
 
   // The full module. In the body: gi (global invocation index, u32), lid (local index),
   // wid (workgroup index).
