@@ -48,6 +48,14 @@ bool wanted(const Options& o, const std::string& name) {
   return false;
 }
 
+// Whether a block of cases has a wanted one: blocks make their inputs only then, so that a
+// run of a few cases does not wait for the others' inputs (slow on some devices).
+bool any_wanted(const Options& o, const std::vector<std::string>& names) {
+  for (const std::string& n : names)
+    if (wanted(o, n)) return true;
+  return false;
+}
+
 // The mean time of `reps` back-to-back calls. The device is synchronized before and after,
 // so queued work is all counted; with --gap-ms it then idles that long before the calls, so
 // that every round starts from the same clock and temperature (at the power limit they
@@ -117,7 +125,8 @@ void report(const Options& o, Device dev, const std::string& name,
 void run(const Options& o, Device dev) {
   Generator gen(1);
   const int64_t n = int64_t(64) << 20;
-  {
+  if (any_wanted(o, {"copy_f32_256M", "sum_all_f32_256M", "sum_lastdim_f32_65536x4096",
+                     "sum_dim0_f32_65536x4096", "max_lastdim_f32_65536x4096"})) {
     Tensor big = randn({int64_t(256) << 20}, DType::F32, dev, gen);
     report(o, dev, "copy_f32_256M", [&] { (void)big.clone(); });
     report(o, dev, "sum_all_f32_256M", [&] { (void)sum(big); });
@@ -128,42 +137,66 @@ void run(const Options& o, Device dev) {
   }
   for (auto [dt, tag] : {std::pair{DType::F32, "f32"}, std::pair{DType::BF16, "bf16"}}) {
     const std::string t = tag;
-    Tensor a = randn({n}, dt, dev, gen), b = randn({n}, dt, dev, gen), g = randn({n}, dt, dev, gen);
-    report(o, dev, "exp_" + t + "_64M", [&] { (void)exp(a); });
-    report(o, dev, "add_" + t + "_64M", [&] { (void)(a + b); });
-    report(o, dev, "silu_" + t + "_64M", [&] { (void)silu(a); });
-    report(o, dev, "silu_mul_" + t + "_64M", [&] { (void)silu_mul(a, b); });
-    report(o, dev, "gelu_mul_" + t + "_64M", [&] { (void)gelu_mul(a, b); });
-    // A training step's gate: the fused forward, then the fused backward from (g, a, b).
-    report(o, dev, "silu_mul_fwd_bwd_" + t + "_64M", [&] {
-      (void)silu_mul(a, b);
-      (void)silu_mul_bwd(g, a, b);
-    });
-    Tensor s = randn({65536, 1024}, dt, dev, gen);
-    report(o, dev, "softmax_" + t + "_65536x1024", [&] { (void)softmax(s, -1); });
-    // rms_norm and layer_norm over rows of 1024 with eps 1e-5, as torch_peer.py; fwd_bwd is
-    // the forward that saves its statistics, then the gradients of x, the weight (and the
-    // bias). Each runs again through its composition (*_composed_*), fused against composed.
-    Tensor nw = randn({1024}, dt, dev, gen), nb = randn({1024}, dt, dev, gen);
-    Tensor gn = randn({65536, 1024}, dt, dev, gen);
-    for (const bool composed : {false, true}) {
-      const ForceComposition force(composed, {OpId::rms_norm, OpId::layer_norm});
-      const std::string c = composed ? "_composed_" : "_";
-      report(o, dev, "rms_norm" + c + t + "_65536x1024", [&] { (void)rms_norm(s, nw, 1e-5); });
-      report(o, dev, "layer_norm" + c + t + "_65536x1024",
-             [&] { (void)layer_norm(s, nw, nb, 1e-5); });
-      report(o, dev, "rms_norm_fwd_bwd" + c + t + "_65536x1024", [&] {
-        const NormForward f = rms_norm_fwd(s, nw, 1e-5);
-        (void)rms_norm_bwd(gn, s, nw, f.rstd);
+    if (any_wanted(o, {"exp_" + t + "_64M", "add_" + t + "_64M", "silu_" + t + "_64M",
+                       "silu_mul_" + t + "_64M", "gelu_mul_" + t + "_64M",
+                       "silu_mul_fwd_bwd_" + t + "_64M"})) {
+      Tensor a = randn({n}, dt, dev, gen), b = randn({n}, dt, dev, gen),
+             g = randn({n}, dt, dev, gen);
+      report(o, dev, "exp_" + t + "_64M", [&] { (void)exp(a); });
+      report(o, dev, "add_" + t + "_64M", [&] { (void)(a + b); });
+      report(o, dev, "silu_" + t + "_64M", [&] { (void)silu(a); });
+      report(o, dev, "silu_mul_" + t + "_64M", [&] { (void)silu_mul(a, b); });
+      report(o, dev, "gelu_mul_" + t + "_64M", [&] { (void)gelu_mul(a, b); });
+      // A training step's gate: the fused forward, then the fused backward from (g, a, b).
+      report(o, dev, "silu_mul_fwd_bwd_" + t + "_64M", [&] {
+        (void)silu_mul(a, b);
+        (void)silu_mul_bwd(g, a, b);
       });
-      report(o, dev, "layer_norm_fwd_bwd" + c + t + "_65536x1024", [&] {
-        const NormForward f = layer_norm_fwd(s, nw, nb, 1e-5);
-        (void)layer_norm_bwd(gn, s, nw, f.mean, f.rstd);
-      });
+    }
+    std::vector<std::string> rows_cases = {
+        "softmax_" + t + "_65536x1024", "cumsum_" + t + "_8192x8192",
+        "contiguous_t_" + t + "_16384x4096", "cast_t_to_bf16_" + t + "_16384x4096"};
+    for (const char* c : {"_", "_composed_"})
+      for (const char* nm : {"rms_norm", "layer_norm", "rms_norm_fwd_bwd", "layer_norm_fwd_bwd"})
+        rows_cases.push_back(std::string(nm).append(c).append(t).append("_65536x1024"));
+    if (any_wanted(o, rows_cases)) {
+      Tensor s = randn({65536, 1024}, dt, dev, gen);
+      report(o, dev, "softmax_" + t + "_65536x1024", [&] { (void)softmax(s, -1); });
+      // rms_norm and layer_norm over rows of 1024 with eps 1e-5, as torch_peer.py; fwd_bwd is
+      // the forward that saves its statistics, then the gradients of x, the weight (and the
+      // bias). Each runs again through its composition (*_composed_*), fused against composed.
+      Tensor nw = randn({1024}, dt, dev, gen), nb = randn({1024}, dt, dev, gen);
+      Tensor gn = randn({65536, 1024}, dt, dev, gen);
+      for (const bool composed : {false, true}) {
+        const ForceComposition force(composed, {OpId::rms_norm, OpId::layer_norm});
+        const std::string c = composed ? "_composed_" : "_";
+        report(o, dev, "rms_norm" + c + t + "_65536x1024", [&] { (void)rms_norm(s, nw, 1e-5); });
+        report(o, dev, "layer_norm" + c + t + "_65536x1024",
+               [&] { (void)layer_norm(s, nw, nb, 1e-5); });
+        report(o, dev, "rms_norm_fwd_bwd" + c + t + "_65536x1024", [&] {
+          const NormForward f = rms_norm_fwd(s, nw, 1e-5);
+          (void)rms_norm_bwd(gn, s, nw, f.rstd);
+        });
+        report(o, dev, "layer_norm_fwd_bwd" + c + t + "_65536x1024", [&] {
+          const NormForward f = layer_norm_fwd(s, nw, nb, 1e-5);
+          (void)layer_norm_bwd(gn, s, nw, f.mean, f.rstd);
+        });
+      }
+      Tensor sq = s.view({8192, 8192});
+      report(o, dev, "cumsum_" + t + "_8192x8192", [&] { (void)cumsum(sq, -1); });
+      // A transposed view made contiguous: reads along one dim, writes along the other.
+      Tensor tall = s.view({16384, 4096});
+      report(o, dev, "contiguous_t_" + t + "_16384x4096",
+             [&] { (void)contiguous(transpose(tall, 0, 1)); });
+      // The same view cast to BF16 into a row-major result (mixed-precision weights).
+      if (dt == DType::F32)
+        report(o, dev, "cast_t_to_bf16_f32_16384x4096",
+               [&] { (void)cast(transpose(tall, 0, 1), DType::BF16); });
     }
     // Causal attention over [8, 16, 1024, 64]; fwd_bwd takes the gradients of q, k and v
     // for the output gradient ga (through sum(out * ga), as torch_peer.py's grad call).
-    {
+    if (any_wanted(o, {"sdpa_causal_" + t + "_8x16x1024x64",
+                       "sdpa_causal_fwd_bwd_" + t + "_8x16x1024x64"})) {
       Tensor q = randn({8, 16, 1024, 64}, dt, dev, gen),
              kk = randn({8, 16, 1024, 64}, dt, dev, gen);
       Tensor v = randn({8, 16, 1024, 64}, dt, dev, gen),
@@ -180,9 +213,12 @@ void run(const Options& o, Device dev) {
     for (const int64_t seq : {1024, 4096})
       for (const int64_t hd : {64, 128}) {
         const Shape shape{4, 16, seq, hd};
+        const std::string size = "_4x16x" + std::to_string(seq) + "x" + std::to_string(hd);
+        if (!any_wanted(o, {"sdpa_" + t + size, "sdpa_fwd_bwd_" + t + size,
+                            "sdpa_composed_" + t + size, "sdpa_fwd_bwd_composed_" + t + size}))
+          continue;
         Tensor q = randn(shape, dt, dev, gen), kk = randn(shape, dt, dev, gen);
         Tensor v = randn(shape, dt, dev, gen), ga = randn(shape, dt, dev, gen);
-        const std::string size = "_4x16x" + std::to_string(seq) + "x" + std::to_string(hd);
         for (const bool composed : {false, true}) {
           if (composed && seq > 1024) continue;  // the scores alone take 4 GiB at 4096
           const ForceComposition force(composed, {OpId::scaled_dot_product_attention});
@@ -195,16 +231,6 @@ void run(const Options& o, Device dev) {
           });
         }
       }
-    Tensor sq = s.view({8192, 8192});
-    report(o, dev, "cumsum_" + t + "_8192x8192", [&] { (void)cumsum(sq, -1); });
-    // A transposed view made contiguous: reads along one dim, writes along the other.
-    Tensor tall = s.view({16384, 4096});
-    report(o, dev, "contiguous_t_" + t + "_16384x4096",
-           [&] { (void)contiguous(transpose(tall, 0, 1)); });
-    // The same view cast to BF16 into a row-major result (mixed-precision weights).
-    if (dt == DType::F32)
-      report(o, dev, "cast_t_to_bf16_f32_16384x4096",
-             [&] { (void)cast(transpose(tall, 0, 1), DType::BF16); });
   }
   const int64_t m = 8192, k = 4096, nn = 4096;
   const std::string shape = "_8192x4096x4096";
@@ -213,6 +239,12 @@ void run(const Options& o, Device dev) {
         std::tuple{DType::BF16, "bf16", false}}) {
     set_allow_tf32(tf32);
     const std::string t = tag;
+    if (!any_wanted(o,
+                    {"matmul_" + t + shape, "linear_bias_" + t + shape, "linear_gelu_" + t + shape,
+                     "linear_silu_" + t + shape, "linear_gelu_fwd_bwd_" + t + shape,
+                     "linear_gelu_bwd_" + t + shape, "bias_gelu_bwd_" + t + "_8192x4096",
+                     "matmul_nt_" + t + shape, "matmul_tn_" + t + shape}))
+      continue;
     // Weights scaled by 1/sqrt(k), as initialised in practice: the products are about as
     // large as the bias, where the activations are neither linear nor flat.
     Tensor x = randn({m, k}, dt, dev, gen);
@@ -248,7 +280,8 @@ void run(const Options& o, Device dev) {
   set_allow_tf32(false);
   // Sorting f32 rows (stable; values and indices): one row of 16M, square, many short rows;
   // the 50 largest of each vocabulary-sized row; 1M values searched in 1M sorted ones.
-  {
+  if (any_wanted(o, {"sort_f32_16M", "sort_f32_4096x4096", "sort_f32_65536x64",
+                     "topk50_f32_4096x32000", "searchsorted_f32_1M"})) {
     Tensor one = randn({1, int64_t(16) << 20}, DType::F32, dev, gen);
     report(o, dev, "sort_f32_16M", [&] { (void)sort(one, -1); });
     Tensor square = randn({4096, 4096}, DType::F32, dev, gen);
@@ -269,13 +302,17 @@ void run_families(const Options& o, Device dev) {
   Generator gen(2);
   for (auto [dt, tag] : {std::pair{DType::F32, "f32"}, std::pair{DType::BF16, "bf16"}}) {
     const std::string t = tag;
-    {
+    if (wanted(o, "group_norm_" + t + "_32x256x56x56_g32")) {
       Tensor x = randn({32, 256, 56, 56}, dt, dev, gen);
       Tensor w = randn({256}, dt, dev, gen), b = randn({256}, dt, dev, gen);
       report(o, dev, "group_norm_" + t + "_32x256x56x56_g32",
              [&] { (void)group_norm(x, 32, w, b, 1e-5); });
     }
-    {
+    if (any_wanted(
+            o, {"fused_add_rms_norm_" + t + "_65536x1024", "masked_fill_" + t + "_65536x1024",
+                "roll_" + t + "_65536x1024", "repeat_interleave_" + t + "_65536x1024_r2",
+                "index_select_" + t + "_65536x1024_16384", "gather_dim1_" + t + "_8192x8192_k1024",
+                "scatter_add_dim1_" + t + "_8192x8192_k1024"})) {
       Tensor x = randn({65536, 1024}, dt, dev, gen), r = randn({65536, 1024}, dt, dev, gen);
       Tensor w = randn({1024}, dt, dev, gen);
       report(o, dev, "fused_add_rms_norm_" + t + "_65536x1024",
@@ -295,7 +332,8 @@ void run_families(const Options& o, Device dev) {
       report(o, dev, "scatter_add_dim1_" + t + "_8192x8192_k1024",
              [&] { (void)scatter_reduce(wide, 1, idx, src, ScatterReduce::Sum); });
     }
-    {
+    if (any_wanted(o, {"embedding_" + t + "_50000x1024_8x2048",
+                       "embedding_fwd_bwd_" + t + "_50000x1024_8x2048"})) {
       Tensor table = randn({50000, 1024}, dt, dev, gen);
       Tensor tokens = randint(0, 50000, {8, 2048}, DType::I64, dev, gen);
       Tensor g = randn({8, 2048, 1024}, dt, dev, gen);
@@ -306,18 +344,20 @@ void run_families(const Options& o, Device dev) {
         (void)backward(sum(embedding_lookup(tv, tokens) * g));
       });
     }
-    {
+    if (wanted(o, "dropout_" + t + "_64M")) {
       Tensor x = randn({int64_t(64) << 20}, dt, dev, gen);
       Generator drop(3);
       report(o, dev, "dropout_" + t + "_64M", [&] { (void)dropout(x, 0.1, drop); });
     }
-    {
+    if (wanted(o, "einsum_bhqd_bhkd_" + t + "_8x16x1024x64")) {
       Tensor q = randn({8, 16, 1024, 64}, dt, dev, gen), k = randn({8, 16, 1024, 64}, dt, dev, gen);
       report(o, dev, "einsum_bhqd_bhkd_" + t + "_8x16x1024x64", [&] {
         (void)einsum("bhqd,bhkd->bhqk", {q, k});
       });
     }
-    {
+    if (any_wanted(
+            o, {"conv2d_" + t + "_32x64x56x56_k3", "conv2d_fwd_bwd_" + t + "_32x64x56x56_k3",
+                "depthwise_conv2d_" + t + "_32x256x56x56_k3", "conv1d_" + t + "_32x256x4096_k3"})) {
       Tensor x = randn({32, 64, 56, 56}, dt, dev, gen), w = randn({64, 64, 3, 3}, dt, dev, gen);
       Tensor b = randn({64}, dt, dev, gen), g = randn({32, 64, 56, 56}, dt, dev, gen);
       report(o, dev, "conv2d_" + t + "_32x64x56x56_k3", [&] {
@@ -336,7 +376,8 @@ void run_families(const Options& o, Device dev) {
              [&] { (void)conv1d(x1, w1, Tensor(), 1, 1); });
     }
   }
-  {
+  if (any_wanted(o, {"cdist_f32_4096x4096x128", "masked_select_f32_16M", "nonzero_bool_16M",
+                     "bincount_i64_16M_1000", "unique_i64_16M", "one_hot_i64_65536x1000"})) {
     Tensor a = randn({4096, 128}, DType::F32, dev, gen),
            b = randn({4096, 128}, DType::F32, dev, gen);
     report(o, dev, "cdist_f32_4096x4096x128", [&] { (void)cdist(a, b); });
@@ -359,7 +400,11 @@ void run_families(const Options& o, Device dev) {
 void run_science(const Options& o, Device dev) {
   Generator gen(4);
   const int64_t n = int64_t(16) << 20;
-  {
+  if (any_wanted(o, {"lgamma_f32_16M", "digamma_f32_16M", "expit_f32_16M", "complex_mul_c64_16M",
+                     "complex_abs_c64_16M", "complex_matmul_c64_1024", "fft_c64_1M",
+                     "fft_c64_prime_1000003", "rfft_f32_1024x4096", "quantile_f32_1024x4096_dim1",
+                     "histogram_f32_16M_100", "cov_f32_256x65536", "bessel_j0_f32_16M",
+                     "bessel_i0e_f32_16M", "bessel_k0_f32_16M", "gammainc_f32_16M"})) {
     Tensor x = add_scalar(rand({n}, DType::F32, dev, gen), 0.5);
     report(o, dev, "lgamma_f32_16M", [&] { (void)lgamma(x); });
     report(o, dev, "digamma_f32_16M", [&] { (void)digamma(x); });
@@ -389,7 +434,9 @@ void run_science(const Options& o, Device dev) {
     Tensor shape_a = mul_scalar(x, 4.0);
     report(o, dev, "gammainc_f32_16M", [&] { (void)gammainc(shape_a, x); });
   }
-  {
+  if (any_wanted(o, {"random_exponential_f32_16M", "random_gamma_f32_16M", "random_poisson_f32_16M",
+                     "random_binomial_f32_16M", "random_multinomial_f32_4096x1000_16",
+                     "random_randperm_16M"})) {
     Tensor conc = add_scalar(rand({n}, DType::F32, dev, gen), 0.5);
     Tensor rate = mul_scalar(conc, 8.0);
     Tensor prob = rand({n}, DType::F32, dev, gen);
@@ -404,7 +451,12 @@ void run_science(const Options& o, Device dev) {
            [&] { (void)random::multinomial(probs, 16, true, g2); });
     report(o, dev, "random_randperm_16M", [&] { (void)random::randperm(n, g2, dev); });
   }
-  {
+  if (any_wanted(
+          o, {"linalg_solve_f64_4096x8x8", "linalg_inv_f64_1024", "linalg_eigh_f64_1024",
+              "linalg_svd_f64_1024", "linalg_qr_f64_1024", "linalg_cholesky_f64_1024",
+              "linalg_cholesky_f32_4096x16x16", "linalg_eigh_f32_4096x16x16",
+              "linalg_svd_f32_4096x16x16", "linalg_qr_f32_4096x16x16", "linalg_inv_f32_4096x16x16",
+              "linalg_eig_f64_256", "linalg_svd_c64_4096x8x8", "linalg_eigh_c128_256"})) {
     Tensor small = add(randn({4096, 8, 8}, DType::F64, dev, gen),
                        mul_scalar(eye(8, std::nullopt, DType::F64, dev), 8.0));
     Tensor rhs = randn({4096, 8, 1}, DType::F64, dev, gen);

@@ -21,6 +21,7 @@ void run_sort_rows(Context& ctx, const SortCall& call);                  // sort
 void run_search_sorted(Context& ctx, const SearchSortedCall& call);      // sort.cpp
 void run_index_gather(Context& ctx, const GatherCall& call);             // indexing.cpp
 void run_index_scatter(Context& ctx, const ScatterCall& call);           // indexing.cpp
+void run_along_axis(Context& ctx, const AxisCall& call);                 // axis.cpp
 
 // Dispatches of the GEMM's subgroup kernel so far (the tests' witness of which kernel ran).
 uint64_t matmul_subgroup_dispatches();  // matmul.cpp

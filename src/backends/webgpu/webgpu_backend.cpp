@@ -21,6 +21,8 @@ constexpr OpId kKernels[] = {
     OpId::matmul_bias_residual,
     OpId::matmul_bias_activation_bwd,
     OpId::bias_activation_bwd,
+    OpId::softmax,
+    OpId::log_softmax,
 };
 
 // The composed ops with WebGPU kernels in every dtype the op takes and the backend holds.
@@ -84,6 +86,7 @@ void WebGpuBackend::sort_rows(const SortCall& call) { run_sort_rows(ctx_, call);
 void WebGpuBackend::search_sorted(const SearchSortedCall& call) { run_search_sorted(ctx_, call); }
 void WebGpuBackend::index_gather(const GatherCall& call) { run_index_gather(ctx_, call); }
 void WebGpuBackend::index_scatter(const ScatterCall& call) { run_index_scatter(ctx_, call); }
+void WebGpuBackend::along_axis(const AxisCall& call) { run_along_axis(ctx_, call); }
 
 Backend& webgpu_backend(int index) {
   Context& ctx = Context::get(index);

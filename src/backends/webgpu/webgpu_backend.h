@@ -1,8 +1,9 @@
 // The Backend of the WebGPU device: memory through Context's caching allocator, host copies
 // that complete before returning, the required core's families, matmul and the GEMM
-// epilogues forward and backward (F32; the GEMMs also F16 and BF16), and sort, argsort,
-// topk and searchsorted in every dtype it holds (kernels.h). Every other optional family
-// and composed op runs as its composition (supports() says no).
+// epilogues forward and backward (F32; the GEMMs also F16 and BF16), softmax and
+// log_softmax (F32, F16, BF16), and sort, argsort, topk and searchsorted in every dtype it
+// holds (kernels.h). Every other optional family and composed op runs as its composition
+// (supports() says no).
 #pragma once
 
 #include <string>
@@ -45,6 +46,7 @@ class WebGpuBackend final : public Backend {
   void search_sorted(const SearchSortedCall& call) override;
   void index_gather(const GatherCall& call) override;
   void index_scatter(const ScatterCall& call) override;
+  void along_axis(const AxisCall& call) override;
 
  private:
   Context& ctx_;
