@@ -5,7 +5,8 @@
 // slices of 16 staged in workgroup memory; reads past M, N or K load zeros and stores past M or N
 // are skipped, so any size runs. Operands are read through their own strides (transposed, strided,
 // flipped and broadcast batches alike); the staging loads run along whichever of an operand's two
-// dims is contiguous. The epilogue applies math/activation.h at the store.
+// dims is contiguous. The epilogue applies math/activation.h at the store. Where the device has
+// subgroups the kernel stages only B and passes A's values along the subgroup (shuffled_loop).
 #include <atomic>
 #include <compare>
 #include <cstdlib>
@@ -156,9 +157,10 @@ void emit_subgroup_layout(Shader& s) {
 // The K loop with B staged in workgroup memory and A read straight into registers: in each
 // run of g slice positions, the lane at position p of its row's g lanes loads A's 4 values
 // (rows ty + 16i) at K position p, and the run's FMAs take each position's values from its
-// lane with subgroupShuffle. The loop thus reads one word of workgroup memory per 4 FMAs
-// where the staged loop reads two, stores half as many words per slice, and A's staging
-// stores need no bank-conflict padding.
+// lane with subgroupShuffle. The inner loop thus reads one word of workgroup memory per 4
+// FMAs where the staged loop reads two, and each slice stores half as many words, for one
+// register exchange per value of A; with g < 16 a row's lanes span several subgroups, each
+// loading A's values of that row once more (from cache).
 void shuffled_loop(Shader& s, const MatmulConfig& c, const std::string& a, const std::string& bb) {
   wgsl::Body& b = s.body();
   b.line("let sg_p = tx & (sg_g - 1u);");
