@@ -29,6 +29,11 @@ namespace {
 TEST(WebGpuRuntime, AdapterIsVulkanNotNull) {
   REQUIRE_WEBGPU();
   std::cout << "WebGPU adapter: " << ctx.adapter_name() << " (" << ctx.api().path << ")\n";
+  if (ctx.has_subgroups())
+    std::cout << "WebGPU subgroups: on, sizes " << ctx.subgroup_min_size() << ".."
+              << ctx.subgroup_max_size() << "\n";
+  else
+    std::cout << "WebGPU subgroups: off (the adapter lacks them)\n";
   EXPECT_NE(ctx.adapter_backend(), uint32_t(webgpu::kBackendNull));
   EXPECT_EQ(ctx.adapter_backend(), uint32_t(webgpu::kBackendVulkan));
   EXPECT_EQ(ctx.adapter_name().find("[Null"), std::string::npos);

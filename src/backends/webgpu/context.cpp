@@ -173,6 +173,8 @@ void Context::open_adapter_and_device() {
   if (api_.wgpuAdapterGetInfo(adapter_, &info) != kStatusSuccess)
     fail<BackendUnavailable>("webgpu", "wgpuAdapterGetInfo failed");
   backend_type_ = info.backendType;
+  subgroup_min_ = info.subgroupMinSize;
+  subgroup_max_ = info.subgroupMaxSize;
   adapter_name_ = text(info.device);
   if (adapter_name_.empty()) adapter_name_ = text(info.description);
   adapter_name_ += std::string(" [") + backend_name(info.backendType) + ", " +
@@ -193,6 +195,12 @@ void Context::open_adapter_and_device() {
   WGPUDeviceDescriptor dd{};
   dd.label = view("numr");
   dd.requiredLimits = &limits_;
+  const uint32_t subgroups = api_.feature_subgroups();
+  subgroups_ = api_.wgpuAdapterHasFeature(adapter_, subgroups) != 0;
+  if (subgroups_) {
+    dd.requiredFeatureCount = 1;
+    dd.requiredFeatures = &subgroups;
+  }
   dd.defaultQueue.label = view("numr");
   dd.deviceLostCallbackInfo =
       WGPUCallbackInfo{nullptr, kCallbackModeAllowSpontaneous,

@@ -53,6 +53,11 @@ class Context {
   // "llvmpipe (LLVM 15.0.6, 256 bits) [Vulkan, CPU]"
   const std::string& adapter_name() const { return adapter_name_; }
   uint32_t adapter_backend() const { return backend_type_; }
+  // Whether the device has WGSL's subgroups (requested when the adapter lists them), and the
+  // subgroup sizes the adapter reports (a dispatch may see any power of two between them).
+  bool has_subgroups() const { return subgroups_; }
+  uint32_t subgroup_min_size() const { return subgroup_min_; }
+  uint32_t subgroup_max_size() const { return subgroup_max_; }
 
   Buffer* allocate(size_t nbytes);
   void deallocate(Buffer* b) noexcept;
@@ -100,6 +105,8 @@ class Context {
   WGPULimits limits_{};
   std::string adapter_name_;
   uint32_t backend_type_ = 0;
+  bool subgroups_ = false;
+  uint32_t subgroup_min_ = 0, subgroup_max_ = 0;
 
   std::recursive_mutex mu_;
   // Recorded work not yet submitted, and its parameters: arena_ is a new buffer for each

@@ -23,6 +23,17 @@ void run_index_gather(Context& ctx, const GatherCall& call);             // inde
 void run_index_scatter(Context& ctx, const ScatterCall& call);           // indexing.cpp
 void run_along_axis(Context& ctx, const AxisCall& call);                 // axis.cpp
 
+// Dispatches of the GEMM's subgroup kernel so far (the tests' witness of which kernel ran).
+uint64_t matmul_subgroup_dispatches();  // matmul.cpp
+// What one workgroup of the GEMM's subgroup kernel finds: whether its subgroups are laid out
+// as the shuffled loop needs (else it takes the staged loop), and the subgroup size of its
+// first invocation. Both false / 0 without subgroups.
+struct SubgroupLayout {
+  bool linear = false;
+  uint32_t size = 0;
+};
+SubgroupLayout probe_subgroup_layout(Context& ctx);  // matmul.cpp
+
 inline Buffer* buffer_of(const TensorRef& r) { return static_cast<Buffer*>(r.base); }
 
 }  // namespace numr::webgpu

@@ -21,6 +21,8 @@ struct Api {
   std::string path;  // the library that was opened
   // The feature number of shader-f16 in this variant (Dawn's enum lacks one entry).
   uint32_t feature_shader_f16() const { return variant == AbiVariant::Dawn ? 0x0A : 0x0B; }
+  // The feature number of subgroups, likewise.
+  uint32_t feature_subgroups() const { return variant == AbiVariant::Dawn ? 0x11 : 0x12; }
 };
 
 // The loaded API (opened once, thread-safe); throws BackendUnavailable saying why when no

@@ -5,8 +5,11 @@
 // slices of 16 staged in workgroup memory; reads past M, N or K load zeros and stores past M or N
 // are skipped, so any size runs. Operands are read through their own strides (transposed, strided,
 // flipped and broadcast batches alike); the staging loads run along whichever of an operand's two
-// dims is contiguous. The epilogue applies math/activation.h at the store.
+// dims is contiguous. The epilogue applies math/activation.h at the store. Where the device has
+// subgroups the kernel stages only B and passes A's values along the subgroup (shuffled_loop).
+#include <atomic>
 #include <compare>
+#include <cstdlib>
 #include <string>
 
 #include "backends/webgpu/kernels.h"
@@ -41,6 +44,7 @@ struct MatmulConfig {
   bool b_n_fast = true;      // b's staging loads run along N (else along K)
   bool has_bias = false, has_residual = false, has_pre = false;
   Activation act = Activation::None;
+  bool subgroups = false;  // A's slice reaches the inner loop through subgroup shuffles
   auto operator<=>(const MatmulConfig&) const = default;
 };
 
@@ -98,8 +102,97 @@ void stage(Shader& s, DType dtype, const std::string& src, const std::string& ds
   }
 }
 
+// One step of the inner loop: the 4x4 block's FMAs with the 4 values of A's column `acol`
+// (rows ty + 16i) and B's row at slice position `kk` from workgroup memory.
+void fma_block(wgsl::Body& b, const std::string& kk, const std::string& acol) {
+  b.line("let ka = (" + kk + ") * " + u(kStride) + ";");
+  std::string bv = "vec4<f32>(";
+  for (uint32_t j = 0; j < kBlock; ++j)
+    bv += std::string(j ? ", " : "") + "sb[ka + tx + " + u(kSide * j) + "]";
+  b.line("let bv = " + bv + ");");
+  for (uint32_t i = 0; i < kBlock; ++i) {
+    const std::string acc = "acc" + std::to_string(i);
+    b.line(acc + " = fma(vec4<f32>(" + acol + "[" + u(i) + "]), bv, " + acc + ");");
+  }
+}
+
+// The K loop with both slices staged in workgroup memory.
+void staged_loop(Shader& s, const MatmulConfig& c, const std::string& a, const std::string& bb) {
+  wgsl::Body& b = s.body();
+  b.line("for (var k0: u32 = 0u; k0 < K; k0 = k0 + " + u(kSlice) + ") {");
+  stage(s, c.dtype, a, "sa", !c.a_k_fast, "m0", "M", "sam", "sak", "ao");
+  stage(s, c.dtype, bb, "sb", c.b_n_fast, "n0", "N", "sbn", "sbk", "bo");
+  b.line("workgroupBarrier();");
+  b.line("for (var kk: u32 = 0u; kk < " + u(kSlice) + "; kk = kk + 1u) {");
+  std::string acol = "vec4<f32>(";
+  for (uint32_t i = 0; i < kBlock; ++i)
+    acol += std::string(i ? ", " : "") + "sa[kk * " + u(kStride) + " + ty + " + u(kSide * i) + "]";
+  b.line("let acol = " + acol + ");");
+  fma_block(b, "kk", "acol");
+  b.line("}");
+  b.line("workgroupBarrier();");
+  b.line("}");
+}
+
+// Whether this workgroup's subgroups are laid out as the shuffled loop needs: all full, of
+// one power-of-two size, each a run of consecutive local indices starting at a multiple of
+// its size (what Vulkan drivers do, though WebGPU promises none of it). Sets the uniform
+// `sg_linear` and `sg_g`, the lanes sharing one row of invocations (ty) in a subgroup:
+// min(subgroup size, 16). A workgroup laid out otherwise takes the staged loop.
+void emit_subgroup_layout(Shader& s) {
+  s.decl("var<workgroup> numr_sg: atomic<u32>;\n");
+  wgsl::Body& b = s.body();
+  b.line("let sg_lanes = subgroupAdd(1u);");
+  b.line("let sg_first = subgroupBroadcast(lid, 0u);");
+  b.line("let sg_ok = sg_size >= 1u && sg_size <= " + u(kWorkgroupSize) +
+         " && (sg_size & (sg_size - 1u)) == 0u && sg_lanes == sg_size && "
+         "sg_id == lid % max(sg_size, 1u) && sg_first + sg_id == lid;");
+  // Every invocation ORs in its g, or a bit above any g when its subgroup is not so laid
+  // out; subgroups of different sizes OR to a g that is not a power of two.
+  b.line("atomicOr(&numr_sg, select(0x10000u, min(sg_size, " + u(kSide) + "), sg_ok));");
+  b.line("let sg_g = workgroupUniformLoad(&numr_sg);");
+  b.line("let sg_linear = sg_g < 0x10000u && (sg_g & (sg_g - 1u)) == 0u;");
+}
+
+// The K loop with B staged in workgroup memory and A read straight into registers: in each
+// run of g slice positions, the lane at position p of its row's g lanes loads A's 4 values
+// (rows ty + 16i) at K position p, and the run's FMAs take each position's values from its
+// lane with subgroupShuffle. The inner loop thus reads one word of workgroup memory per 4
+// FMAs where the staged loop reads two, and each slice stores half as many words, for one
+// register exchange per value of A; with g < 16 a row's lanes span several subgroups, each
+// loading A's values of that row once more (from cache).
+void shuffled_loop(Shader& s, const MatmulConfig& c, const std::string& a, const std::string& bb) {
+  wgsl::Body& b = s.body();
+  b.line("let sg_p = tx & (sg_g - 1u);");
+  b.line("let sg_row0 = sg_id - sg_p;");
+  b.line("for (var k0: u32 = 0u; k0 < K; k0 = k0 + " + u(kSlice) + ") {");
+  stage(s, c.dtype, bb, "sb", c.b_n_fast, "n0", "N", "sbn", "sbk", "bo");
+  b.line("workgroupBarrier();");
+  b.line("for (var kc: u32 = 0u; kc < " + u(kSlice) + "; kc = kc + sg_g) {");
+  b.line("let kq = k0 + kc + sg_p;");
+  b.line("var areg = vec4<f32>(0.0);");
+  b.line("if (kq < K) {");
+  for (uint32_t i = 0; i < kBlock; ++i) {
+    b.line("let row" + std::to_string(i) + " = m0 + ty + " + u(kSide * i) + ";");
+    b.line("if (row" + std::to_string(i) + " < M) {");
+    const Value idx =
+        Value::let(Type::u32, "u32(ao + i32(row" + std::to_string(i) + ") * sam + i32(kq) * sak)");
+    b.line("areg[" + u(i) + "] = " + s.load(a, c.dtype, idx, Type::f32).str() + ";");
+    b.line("}");
+  }
+  b.line("}");
+  b.line("for (var t: u32 = 0u; t < sg_g; t = t + 1u) {");
+  b.line("let acol = subgroupShuffle(areg, sg_row0 + t);");
+  fma_block(b, "kc + t", "acol");
+  b.line("}");
+  b.line("}");
+  b.line("workgroupBarrier();");
+  b.line("}");
+}
+
 std::string matmul_wgsl(const MatmulConfig& c) {
   Shader s;
+  if (c.subgroups) s.use_subgroups();
   const DType dt = c.dtype;
   const std::string out = s.buffer(dt, true);
   const std::string pre = c.has_pre ? s.buffer(dt, true) : "";
@@ -139,23 +232,16 @@ std::string matmul_wgsl(const MatmulConfig& c) {
   b.line("let sbn = " + wi(kBStrideN) + ";");
   for (uint32_t i = 0; i < kBlock; ++i)
     b.line("var acc" + std::to_string(i) + " = vec4<f32>(0.0);");
-  b.line("for (var k0: u32 = 0u; k0 < K; k0 = k0 + " + u(kSlice) + ") {");
-  stage(s, dt, a, "sa", !c.a_k_fast, "m0", "M", "sam", "sak", "ao");
-  stage(s, dt, bb, "sb", c.b_n_fast, "n0", "N", "sbn", "sbk", "bo");
-  b.line("workgroupBarrier();");
-  b.line("for (var kk: u32 = 0u; kk < " + u(kSlice) + "; kk = kk + 1u) {");
-  b.line("  let ka = kk * " + u(kStride) + ";");
-  std::string bv = "vec4<f32>(";
-  for (uint32_t j = 0; j < kBlock; ++j)
-    bv += std::string(j ? ", " : "") + "sb[ka + tx + " + u(kSide * j) + "]";
-  b.line("  let bv = " + bv + ");");
-  for (uint32_t i = 0; i < kBlock; ++i) {
-    const std::string acc = "acc" + std::to_string(i);
-    b.line("  " + acc + " = fma(vec4<f32>(sa[ka + ty + " + u(kSide * i) + "]), bv, " + acc + ");");
+  if (c.subgroups) {
+    emit_subgroup_layout(s);
+    b.line("if (sg_linear) {");
+    shuffled_loop(s, c, a, bb);
+    b.line("} else {");
+    staged_loop(s, c, a, bb);
+    b.line("}");
+  } else {
+    staged_loop(s, c, a, bb);
   }
-  b.line("}");
-  b.line("workgroupBarrier();");
-  b.line("}");
   // The store, with the epilogue written once inside the loops over the block.
   std::string accs;
   for (uint32_t i = 0; i < kBlock; ++i)
@@ -187,6 +273,16 @@ std::string matmul_wgsl(const MatmulConfig& c) {
 // Whether the staging loads of a matrix with strides (s_tile, s_slice) should run along the
 // tile dim: when that one is the contiguous dim and the slice dim is not.
 bool tile_is_fast(int64_t s_tile, int64_t s_slice) { return s_tile == 1 && s_slice != 1; }
+
+std::atomic<uint64_t> subgroup_dispatches{0};
+
+// The subgroup kernel where the device has subgroups, unless NUMR_WEBGPU_SUBGROUPS=0 (read
+// at each call, so that one process can run both kernels).
+bool subgroups_enabled(const Context& ctx) {
+  if (!ctx.has_subgroups()) return false;
+  const char* env = std::getenv("NUMR_WEBGPU_SUBGROUPS");
+  return !(env && std::string(env) == "0");
+}
 
 struct Operands {
   const TensorRef *a, *b, *out;
@@ -224,6 +320,7 @@ void run(Context& ctx, const Operands& o, const char* op) {
   c.has_residual = o.residual != nullptr;
   c.has_pre = o.pre != nullptr;
   c.act = o.act;
+  c.subgroups = subgroups_enabled(ctx);
 
   Params p;
   p.u32(uint64_t(m));
@@ -259,9 +356,36 @@ void run(Context& ctx, const Operands& o, const char* op) {
   if (o.residual) bindings.push_back({buffer_of(*o.residual), false});
   WGPUComputePipeline pipe = cached_pipeline(ctx, c, matmul_wgsl, op);
   ctx.dispatch(pipe, bindings, p.w, uint64_t(items * tiles));
+  if (c.subgroups) subgroup_dispatches.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string layout_probe_wgsl(const int&) {
+  Shader s;
+  s.use_subgroups();
+  const std::string out = s.words(true);
+  emit_subgroup_layout(s);
+  s.body().line("if (lid == 0u) { " + out + "[0] = sg_g; " + out + "[1] = sg_size; }");
+  return s.finish();
 }
 
 }  // namespace
+
+uint64_t matmul_subgroup_dispatches() { return subgroup_dispatches.load(); }
+
+SubgroupLayout probe_subgroup_layout(Context& ctx) {
+  SubgroupLayout r;
+  if (!ctx.has_subgroups()) return r;
+  WGPUComputePipeline pipe = cached_pipeline(ctx, 0, layout_probe_wgsl, "subgroup_layout");
+  Buffer* out = ctx.allocate(8);
+  const Binding bind{out, true};
+  ctx.dispatch(pipe, std::span<const Binding>(&bind, 1), std::span<const uint32_t>(), 1);
+  uint32_t words[2] = {0, 0};
+  ctx.read(words, out, 0, sizeof words);
+  ctx.deallocate(out);
+  r.linear = words[0] < 0x10000u && words[0] != 0 && (words[0] & (words[0] - 1)) == 0;
+  r.size = words[1];
+  return r;
+}
 
 void run_matmul(Context& ctx, const MatmulCall& call) {
   run(ctx, Operands{&call.a, &call.b, &call.out}, "matmul");

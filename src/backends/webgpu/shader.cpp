@@ -332,7 +332,8 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
 }
 
 std::string Shader::finish() const {
-  std::string s = "var<private> numr_zero: u32;\n";
+  std::string s = subgroups_ ? "enable subgroups;\n" : "";
+  s += "var<private> numr_zero: u32;\n";
   if (body_.text().find("numr_i64_") != std::string::npos) s += wgsl::i64_functions();
   if (body_.text().find("numr_f32_div(") != std::string::npos) s += wgsl::f32_functions();
   s += "@group(0) @binding(0) var<storage, read> P: array<u32>;\n";
@@ -340,7 +341,10 @@ std::string Shader::finish() const {
   if (half_) s += kHalfFunctions;
   s += "@compute @workgroup_size(" + std::to_string(kWorkgroupSize) + ")\n";
   s += "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg3: "
-       "vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {\n";
+       "vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>";
+  if (subgroups_)
+    s += ", @builtin(subgroup_invocation_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32";
+  s += ") {\n";
   // Every binding is used, so the pipeline's automatic layout has them all.
   s += "  numr_zero = P[arrayLength(&P) - 1u];\n";
   for (int b = 1; b < next_binding_; ++b) s += "  _ = &b" + std::to_string(b) + ";\n";

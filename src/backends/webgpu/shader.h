@@ -50,6 +50,9 @@ class Shader {
   void shared(const std::string& name, wgsl::Type t, uint32_t n);
   // Module-scope WGSL written as is (helper functions, workgroup arrays of vector types).
   void decl(const std::string& wgsl);
+  // Enables WGSL's subgroups (the device must have them): the body then also has sg_id
+  // (subgroup_invocation_id) and sg_size (subgroup_size).
+  void use_subgroups() { subgroups_ = true; }
 
   wgsl::Body& body() { return body_; }
   // The parameter word at index expression idx as a u32 / i32 / f32 Value.
@@ -92,6 +95,7 @@ class Shader {
   int next_binding_ = 1;
   std::vector<std::pair<std::string, DType>> packed_writable_;
   bool half_ = false;  // the module needs the F16/BF16 conversion functions
+  bool subgroups_ = false;
 };
 
 // A double converted to int64 as the CPU converts it: truncated, saturating (2^63 is the
