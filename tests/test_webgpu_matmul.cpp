@@ -19,6 +19,7 @@
 #include "core/composition.h"
 #include "math/activation.h"
 #include "numr/numr.h"
+#include "support/matmul_oracle.h"
 #include "support/webgpu_device.h"
 
 namespace numr {
@@ -37,74 +38,7 @@ struct PoisonScope {
   ~PoisonScope() { set_poison_allocations(false); }
 };
 
-constexpr double kU = 0x1p-24;  // f32's unit roundoff
-double gamma(int64_t n) { return double(n) * kU / (1.0 - double(n) * kU); }
-
-// An operand: a base tensor of uniform values in [-1, 1) made on the CPU, and the view of it
-// the product takes; the WebGPU operand is the same view of the base's copy.
-struct Operand {
-  Shape base;
-  std::function<Tensor(const Tensor&)> view = [](const Tensor& t) { return t; };
-};
-
-Operand plain(Shape s) { return {std::move(s)}; }
-// The last two dims of a base [.., cols, rows] swapped: the matrix is read column-major.
-Operand transposed(Shape s) {
-  std::swap(s[s.size() - 1], s[s.size() - 2]);
-  return {s, [](const Tensor& t) { return t.transpose(t.dim() - 2, t.dim() - 1); }};
-}
-// Every other column of a base with one more row, from the second row on: strides
-// (2·cols, 2), neither of them 1, and an offset.
-Operand strided(Shape s) {
-  const int64_t rows = s[s.size() - 2], cols = s.back();
-  Shape base = s, split = s;
-  base[base.size() - 2] = rows + 1;
-  base.back() = 2 * cols;
-  split[split.size() - 2] = rows + 1;
-  split.push_back(2);
-  return {base, [split, rows](const Tensor& t) {
-            return t.view(split).narrow(-1, 1, 1).squeeze(-1).narrow(-2, 1, rows);
-          }};
-}
-
-struct Pair {
-  Tensor cpu, gpu;
-};
-
-Pair make(const Operand& o, Device gpu, uint64_t seed) {
-  Generator g(seed);
-  const Tensor base = rand(o.base, DType::F32, Device::cpu(), g) * 2.0 - 1.0;
-  return {o.view(base), o.view(base.to(gpu))};
-}
-
-// The operands' values, broadcast to the product's batch, contiguous.
-std::vector<float> values(const Tensor& t, const Shape& full) {
-  return broadcast_to(t, full).contiguous().to_vector<float>();
-}
-
-// exact[i] and Σ|a||b| of each output element of a [.., M, K] @ b [.., K, N] (batch already
-// broadcast), in float64.
-struct Exact {
-  std::vector<double> value, magnitude;
-};
-Exact exact_product(const std::vector<float>& a, const std::vector<float>& b, int64_t items,
-                    int64_t m, int64_t k, int64_t n) {
-  Exact e;
-  e.value.assign(size_t(items * m * n), 0.0);
-  e.magnitude.assign(e.value.size(), 0.0);
-  for (int64_t t = 0; t < items; ++t)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t p = 0; p < k; ++p) {
-        const double x = a[size_t((t * m + i) * k + p)];
-        for (int64_t j = 0; j < n; ++j) {
-          const double y = b[size_t((t * k + p) * n + j)];
-          const size_t o = size_t((t * m + i) * n + j);
-          e.value[o] += x * y;
-          e.magnitude[o] += std::fabs(x * y);
-        }
-      }
-  return e;
-}
+using namespace test;
 
 // The first element outside its bound, or "".
 std::string first_outside(const std::vector<float>& got, const std::vector<double>& want,
@@ -118,22 +52,19 @@ std::string first_outside(const std::vector<float>& got, const std::vector<doubl
   return "";
 }
 
-void check_matmul(const Operand& oa, const Operand& ob, Device gpu, uint64_t seed) {
-  const Pair a = make(oa, gpu, seed), b = make(ob, gpu, seed + 1);
+void check_matmul(const MatmulOperand& oa, const MatmulOperand& ob, Device gpu, uint64_t seed) {
+  const OperandPair a = make_operand(oa, DType::F32, gpu, seed),
+                    b = make_operand(ob, DType::F32, gpu, seed + 1);
   const std::string label = shape_str(a.cpu.shape()) + " @ " + shape_str(b.cpu.shape());
   const PathCounts before = path_counts(OpId::matmul);
   const Tensor got = matmul(a.gpu, b.gpu);
   EXPECT_EQ(path_counts(OpId::matmul).kernel, before.kernel + 1) << label << ": not the kernel";
   const Tensor cpu = matmul(a.cpu, b.cpu);
   ASSERT_EQ(got.shape(), cpu.shape()) << label;
-  const Shape& out = cpu.shape();
-  const int64_t m = out[out.size() - 2], n = out.back(), k = a.cpu.shape().back();
-  Shape batch(out.begin(), out.end() - 2), fa = batch, fb = batch;
-  fa.insert(fa.end(), {m, k});
-  fb.insert(fb.end(), {k, n});
-  const Exact e = exact_product(values(a.cpu, fa), values(b.cpu, fb), shape_numel(batch), m, k, n);
+  const int64_t k = a.cpu.shape().back();
+  const ExactProduct e = exact_product(a.cpu, b.cpu);
   std::vector<double> bound(e.magnitude.size());
-  for (size_t i = 0; i < bound.size(); ++i) bound[i] = gamma(k) * e.magnitude[i];
+  for (size_t i = 0; i < bound.size(); ++i) bound[i] = gamma_f32(k) * e.magnitude[i];
   EXPECT_EQ(first_outside(got.to(Device::cpu()).to_vector<float>(), e.value, bound), "")
       << "webgpu " << label;
   EXPECT_EQ(first_outside(cpu.contiguous().to_vector<float>(), e.value, bound), "")
@@ -174,34 +105,25 @@ TEST(WebGpuMatmul, TransposedAndStridedOperands) {
   check_matmul(strided({65, 129}), strided({3, 129, 67}), gpu, 39);
   check_matmul(strided({2, 33, 70}), transposed({2, 70, 65}), gpu, 41);
   // A row broadcast along M (stride 0) and a batch dim reversed (a negative stride).
-  const Operand row_a{{1, 129}, [](const Tensor& t) { return t.broadcast_to({65, 129}); }};
-  const Operand flipped_b{{3, 129, 67}, [](const Tensor& t) { return t.flip({0}); }};
+  const MatmulOperand row_a{{1, 129}, [](const Tensor& t) { return t.broadcast_to({65, 129}); }};
+  const MatmulOperand flipped_b{{3, 129, 67}, [](const Tensor& t) { return t.flip({0}); }};
   check_matmul(row_a, plain({129, 67}), gpu, 43);
   check_matmul(plain({3, 65, 129}), flipped_b, gpu, 45);
-}
-
-// The largest slope of each activation: an error d in its argument moves it at most L·d.
-double slope(Activation act) {
-  switch (act) {
-    case Activation::Gelu: return 1.13;  // Φ(x) + xφ(x) peaks at 1.1289 (x = √2)
-    case Activation::Silu: return 1.1;   // peaks at 1.0998
-    case Activation::Sigmoid: return 0.25;
-    default: return 1.0;  // None, Relu, Tanh
-  }
 }
 
 // out = act(a @ b + bias) (+ residual) and the saved pre-activation, against float64: pre
 // is off by at most γ_{K+1}(Σ|a||b| + |bias|); the activation moves that by its slope and
 // adds its own f32 rounding, a few units of its argument and result (formulas such as
 // x·(1 + erf(x/√2)) round on the argument's scale); the residual adds one rounding.
-void check_epilogue(const Operand& oa, const Operand& ob, Activation act, bool residual, Device gpu,
-                    uint64_t seed) {
-  const Pair a = make(oa, gpu, seed), b = make(ob, gpu, seed + 1);
+void check_epilogue(const MatmulOperand& oa, const MatmulOperand& ob, Activation act, bool residual,
+                    Device gpu, uint64_t seed) {
+  const OperandPair a = make_operand(oa, DType::F32, gpu, seed),
+                    b = make_operand(ob, DType::F32, gpu, seed + 1);
   const int64_t k = a.cpu.shape().back(), n = b.cpu.shape().back();
-  const Pair bias = make(plain({n}), gpu, seed + 2);
+  const OperandPair bias = make_operand(plain({n}), DType::F32, gpu, seed + 2);
   Shape out_shape = a.cpu.shape();
   out_shape.back() = n;
-  const Pair res = make(plain(out_shape), gpu, seed + 3);
+  const OperandPair res = make_operand(plain(out_shape), DType::F32, gpu, seed + 3);
   const std::string label = std::string(activation_name(act)) + (residual ? " + residual " : " ") +
                             shape_str(a.cpu.shape()) + " @ " + shape_str(b.cpu.shape());
   const OpId op = residual ? OpId::matmul_bias_residual : OpId::matmul_bias_activation;
@@ -216,25 +138,11 @@ void check_epilogue(const Operand& oa, const Operand& ob, Activation act, bool r
   }
   EXPECT_EQ(path_counts(op).kernel, before.kernel + 1) << label << ": not the kernel";
 
-  const int64_t m = out_shape[out_shape.size() - 2];
-  const Shape batch(out_shape.begin(), out_shape.end() - 2);
-  Shape fa = batch, fb = batch;
-  fa.insert(fa.end(), {m, k});
-  fb.insert(fb.end(), {k, n});
-  const Exact e = exact_product(values(a.cpu, fa), values(b.cpu, fb), shape_numel(batch), m, k, n);
+  const ExactProduct e = exact_product(a.cpu, b.cpu);
   const std::vector<float> bv = bias.cpu.to_vector<float>();
   const std::vector<float> rv = res.cpu.contiguous().to_vector<float>();
-  const size_t count = e.value.size();
-  std::vector<double> pre(count), pre_bound(count), out(count), out_bound(count);
-  for (size_t i = 0; i < count; ++i) {
-    const double bi = bv[i % size_t(n)];
-    pre[i] = e.value[i] + bi;
-    pre_bound[i] = gamma(k + 1) * (e.magnitude[i] + std::fabs(bi));
-    const double y = math::activate(act, pre[i]);
-    out[i] = y + (residual ? double(rv[i]) : 0.0);
-    out_bound[i] = slope(act) * pre_bound[i] + 8 * kU * (std::fabs(pre[i]) + std::fabs(y));
-    if (residual) out_bound[i] += kU * (std::fabs(y) + std::fabs(double(rv[i])));
-  }
+  const auto [pre, pre_bound, out, out_bound] =
+      epilogue_expected(e, bv, residual ? &rv : nullptr, k, act, DType::F32);
   EXPECT_EQ(first_outside(got.to(Device::cpu()).to_vector<float>(), out, out_bound), "")
       << "out " << label;
   if (got_pre.defined()) {
@@ -266,7 +174,8 @@ TEST(WebGpuMatmul, BiasActivationBackwardOverChunks) {
   for (Activation act : {Activation::None, Activation::Relu, Activation::Gelu, Activation::Silu,
                          Activation::Sigmoid, Activation::Tanh})
     for (const Shape& shape : {Shape{3, 300, 67}, Shape{1, 1}, Shape{257, 1}}) {
-      const Pair g = make(plain(shape), gpu, seed += 2), x = make(plain(shape), gpu, seed + 1);
+      const OperandPair g = make_operand(plain(shape), DType::F32, gpu, seed += 2),
+                        x = make_operand(plain(shape), DType::F32, gpu, seed + 1);
       const std::string label = std::string(activation_name(act)) + " " + shape_str(shape);
       const PathCounts before = path_counts(OpId::bias_activation_bwd);
       const auto [gp_gpu, db_gpu] = bias_activation_bwd(g.gpu, x.gpu, act);
@@ -280,12 +189,12 @@ TEST(WebGpuMatmul, BiasActivationBackwardOverChunks) {
       for (size_t i = 0; i < gv.size(); ++i) {
         const double d = math::finite_or_zero(math::activation_grad(act, double(xv[i]), from_pre));
         want[i] = gv[i] * d;
-        bound[i] = 16 * kU * std::fabs(gv[i]) * (std::fabs(d) + std::fabs(xv[i]) + 1.0);
+        bound[i] = 16 * kF32Unit * std::fabs(gv[i]) * (std::fabs(d) + std::fabs(xv[i]) + 1.0);
         sum[i % size_t(n)] += gp[i];
         mag[i % size_t(n)] += std::fabs(gp[i]);
       }
       EXPECT_EQ(first_outside(gp, want, bound), "") << "grad_pre " << label;
-      for (double& m : mag) m *= gamma(rows);
+      for (double& m : mag) m *= gamma_f32(rows);
       EXPECT_EQ(first_outside(db_gpu.to(Device::cpu()).to_vector<float>(), sum, mag), "")
           << "d_bias " << label;
     }

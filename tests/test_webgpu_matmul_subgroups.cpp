@@ -24,6 +24,7 @@
 #include "core/composition.h"
 #include "math/activation.h"
 #include "numr/numr.h"
+#include "support/matmul_oracle.h"
 #include "support/webgpu_device.h"
 
 namespace numr {
@@ -72,83 +73,7 @@ struct PoisonScope {
   const PoisonScope poison_;                                      \
   [[maybe_unused]] const Device gpu = Device::webgpu(0)
 
-constexpr double kU = 0x1p-24;  // f32's unit roundoff
-double gamma(int64_t n) { return double(n) * kU / (1.0 - double(n) * kU); }
-// The rounding to the stored dtype of a value v: u|v| with u its unit roundoff, or half the
-// spacing of F16's subnormals below its normal range; F32's results are stored as
-// accumulated.
-double store_err(DType t, double v) {
-  if (t == DType::F16) return std::max(0x1p-11 * v, 0x1p-25);
-  return t == DType::BF16 ? 0x1p-8 * v : 0.0;
-}
-
-struct Operand {
-  Shape base;
-  std::function<Tensor(const Tensor&)> view = [](const Tensor& t) { return t; };
-};
-Operand plain(Shape s) { return {std::move(s)}; }
-Operand transposed(Shape s) {
-  std::swap(s[s.size() - 1], s[s.size() - 2]);
-  return {s, [](const Tensor& t) { return t.transpose(t.dim() - 2, t.dim() - 1); }};
-}
-// Every other column of a base with one more row, from the second row on: no unit stride.
-Operand strided(Shape s) {
-  const int64_t rows = s[s.size() - 2], cols = s.back();
-  Shape base = s, split = s;
-  base[base.size() - 2] = rows + 1;
-  base.back() = 2 * cols;
-  split[split.size() - 2] = rows + 1;
-  split.push_back(2);
-  return {base, [split, rows](const Tensor& t) {
-            return t.view(split).narrow(-1, 1, 1).squeeze(-1).narrow(-2, 1, rows);
-          }};
-}
-
-// The CPU operand (in dtype t, values uniform in [-1, 1) rounded to t) and the same view
-// of its copy on the device.
-struct Pair {
-  Tensor cpu, gpu;
-};
-Pair make(const Operand& o, DType t, Device gpu, uint64_t seed) {
-  Generator g(seed);
-  const Tensor base = (rand(o.base, DType::F32, Device::cpu(), g) * 2.0 - 1.0).cast(t);
-  return {o.view(base), o.view(base.to(gpu))};
-}
-
-std::vector<float> values(const Tensor& t, const Shape& full) {
-  return broadcast_to(t, full).contiguous().cast(DType::F32).to_vector<float>();
-}
-
-// exact[i] and Σ|a||b| per output element, in float64.
-struct Exact {
-  std::vector<double> value, magnitude;
-};
-Exact exact_product(const Tensor& a, const Tensor& b) {
-  const Shape& sa = a.shape();
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = b.shape().back();
-  Shape batch = broadcast_shapes("matmul", Shape(sa.begin(), sa.end() - 2),
-                                 Shape(b.shape().begin(), b.shape().end() - 2));
-  Shape fa = batch, fb = batch;
-  fa.insert(fa.end(), {m, k});
-  fb.insert(fb.end(), {k, n});
-  const std::vector<float> av = values(a, fa), bv = values(b, fb);
-  const int64_t items = shape_numel(batch);
-  Exact e;
-  e.value.assign(size_t(items * m * n), 0.0);
-  e.magnitude.assign(e.value.size(), 0.0);
-  for (int64_t t = 0; t < items; ++t)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t p = 0; p < k; ++p) {
-        const double x = av[size_t((t * m + i) * k + p)];
-        for (int64_t j = 0; j < n; ++j) {
-          const double y = bv[size_t((t * k + p) * n + j)];
-          const size_t o = size_t((t * m + i) * n + j);
-          e.value[o] += x * y;
-          e.magnitude[o] += std::fabs(x * y);
-        }
-      }
-  return e;
-}
+using namespace test;
 
 std::string first_outside(const Tensor& got, const std::vector<double>& want,
                           const std::vector<double>& bound) {
@@ -173,9 +98,9 @@ void expect_kernel(webgpu::Context& ctx, Kernel k, uint64_t before, const std::s
       << label << ": not the " << kernel_name(k) << " kernel";
 }
 
-void check_matmul(webgpu::Context& ctx, Kernel kern, DType t, const Operand& oa, const Operand& ob,
-                  Device gpu, uint64_t seed) {
-  const Pair a = make(oa, t, gpu, seed), b = make(ob, t, gpu, seed + 1);
+void check_matmul(webgpu::Context& ctx, Kernel kern, DType t, const MatmulOperand& oa,
+                  const MatmulOperand& ob, Device gpu, uint64_t seed) {
+  const OperandPair a = make_operand(oa, t, gpu, seed), b = make_operand(ob, t, gpu, seed + 1);
   const std::string label = std::string(kernel_name(kern)) + " " + std::string(dtype_name(t)) +
                             " " + shape_str(a.cpu.shape()) + " @ " + shape_str(b.cpu.shape());
   const uint64_t before = webgpu::matmul_subgroup_dispatches();
@@ -183,37 +108,29 @@ void check_matmul(webgpu::Context& ctx, Kernel kern, DType t, const Operand& oa,
   const Tensor got = matmul(a.gpu, b.gpu);
   EXPECT_EQ(path_counts(OpId::matmul).kernel, paths.kernel + 1) << label << ": not a kernel";
   expect_kernel(ctx, kern, before, label);
-  const Exact e = exact_product(a.cpu, b.cpu);
+  const ExactProduct e = exact_product(a.cpu, b.cpu);
   const int64_t k = a.cpu.shape().back();
   std::vector<double> bound(e.value.size());
   for (size_t i = 0; i < bound.size(); ++i) {
-    const double acc = gamma(k) * e.magnitude[i];
+    const double acc = gamma_f32(k) * e.magnitude[i];
     bound[i] = acc + store_err(t, std::fabs(e.value[i]) + acc);
   }
   EXPECT_EQ(first_outside(got, e.value, bound), "") << label;
 }
 
-double slope(Activation act) {
-  switch (act) {
-    case Activation::Gelu: return 1.13;  // Φ(x) + xφ(x) peaks at 1.1289 (x = √2)
-    case Activation::Silu: return 1.1;   // peaks at 1.0998
-    case Activation::Sigmoid: return 0.25;
-    default: return 1.0;  // None, Relu, Tanh
-  }
-}
-
 // out = act(a @ b + bias) (+ residual) and the saved pre-activation: pre within
 // γ_{K+1}(Σ|a||b| + |bias|), moved by the activation's slope plus a few units of its own
 // rounding, one more for the residual, then one rounding to the stored dtype.
-void check_epilogue(webgpu::Context& ctx, Kernel kern, DType t, const Operand& oa,
-                    const Operand& ob, Activation act, bool residual, Device gpu, uint64_t seed) {
-  const Pair a = make(oa, t, gpu, seed), b = make(ob, t, gpu, seed + 1);
+void check_epilogue(webgpu::Context& ctx, Kernel kern, DType t, const MatmulOperand& oa,
+                    const MatmulOperand& ob, Activation act, bool residual, Device gpu,
+                    uint64_t seed) {
+  const OperandPair a = make_operand(oa, t, gpu, seed), b = make_operand(ob, t, gpu, seed + 1);
   const int64_t k = a.cpu.shape().back(), n = b.cpu.shape().back();
-  const Pair bias = make(plain({n}), t, gpu, seed + 2);
+  const OperandPair bias = make_operand(plain({n}), t, gpu, seed + 2);
   Shape out_shape = a.cpu.shape();
   if (b.cpu.dim() > a.cpu.dim()) out_shape.insert(out_shape.begin(), b.cpu.shape()[0]);
   out_shape.back() = n;
-  const Pair res = make(plain(out_shape), t, gpu, seed + 3);
+  const OperandPair res = make_operand(plain(out_shape), t, gpu, seed + 3);
   const std::string label = std::string(kernel_name(kern)) + " " + std::string(dtype_name(t)) +
                             " " + std::string(activation_name(act)) +
                             (residual ? " + residual " : " ") + shape_str(a.cpu.shape()) + " @ " +
@@ -232,22 +149,11 @@ void check_epilogue(webgpu::Context& ctx, Kernel kern, DType t, const Operand& o
   EXPECT_EQ(path_counts(op).kernel, paths.kernel + 1) << label << ": not a kernel";
   expect_kernel(ctx, kern, before, label);
 
-  const Exact e = exact_product(a.cpu, b.cpu);
+  const ExactProduct e = exact_product(a.cpu, b.cpu);
   const std::vector<float> bv = bias.cpu.cast(DType::F32).to_vector<float>();
   const std::vector<float> rv = res.cpu.cast(DType::F32).to_vector<float>();
-  const size_t count = e.value.size();
-  std::vector<double> pre(count), pre_bound(count), out(count), out_bound(count);
-  for (size_t i = 0; i < count; ++i) {
-    const double bi = bv[i % size_t(n)];
-    pre[i] = e.value[i] + bi;
-    const double pb = gamma(k + 1) * (e.magnitude[i] + std::fabs(bi));
-    pre_bound[i] = pb + store_err(t, std::fabs(pre[i]) + pb);
-    const double y = math::activate(act, pre[i]);
-    out[i] = y + (residual ? double(rv[i]) : 0.0);
-    double ob_ = slope(act) * pb + 8 * kU * (std::fabs(pre[i]) + std::fabs(y));
-    if (residual) ob_ += kU * (std::fabs(y) + std::fabs(double(rv[i])));
-    out_bound[i] = ob_ + store_err(t, std::fabs(out[i]) + ob_);
-  }
+  const auto [pre, pre_bound, out, out_bound] =
+      epilogue_expected(e, bv, residual ? &rv : nullptr, k, act, t);
   EXPECT_EQ(first_outside(got, out, out_bound), "") << "out " << label;
   if (got_pre.defined()) {
     EXPECT_EQ(first_outside(got_pre, pre, pre_bound), "") << "pre " << label;
@@ -308,7 +214,7 @@ TEST(WebGpuMatmulSubgroups, BatchedTransposedStrided) {
       check_matmul(ctx, kern, t, plain({65, 129}), transposed({129, 67}), gpu, seed += 2);
       check_matmul(ctx, kern, t, transposed({3, 65, 17}), transposed({17, 67}), gpu, seed += 2);
       check_matmul(ctx, kern, t, strided({65, 129}), strided({3, 129, 67}), gpu, seed += 2);
-      const Operand flipped{{3, 65, 19}, [](const Tensor& x) { return x.flip({0}); }};
+      const MatmulOperand flipped{{3, 65, 19}, [](const Tensor& x) { return x.flip({0}); }};
       check_matmul(ctx, kern, t, flipped, plain({3, 19, 66}), gpu, seed += 2);
     }
   }
