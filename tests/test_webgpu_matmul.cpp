@@ -128,14 +128,7 @@ void check_epilogue(const MatmulOperand& oa, const MatmulOperand& ob, Activation
                             shape_str(a.cpu.shape()) + " @ " + shape_str(b.cpu.shape());
   const OpId op = residual ? OpId::matmul_bias_residual : OpId::matmul_bias_activation;
   const PathCounts before = path_counts(op);
-  Tensor got, got_pre;
-  if (residual) {
-    got = matmul_bias_residual(a.gpu, b.gpu, bias.gpu, res.gpu);
-  } else {
-    const EpilogueForward f = matmul_bias_activation_fwd(a.gpu, b.gpu, bias.gpu, act);
-    got = f.out;
-    if (needs_preactivation(act)) got_pre = f.saved;
-  }
+  const auto [got, got_pre] = run_epilogue(a.gpu, b.gpu, bias.gpu, res.gpu, act, residual);
   EXPECT_EQ(path_counts(op).kernel, before.kernel + 1) << label << ": not the kernel";
 
   const ExactProduct e = exact_product(a.cpu, b.cpu);

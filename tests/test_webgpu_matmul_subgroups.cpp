@@ -138,14 +138,7 @@ void check_epilogue(webgpu::Context& ctx, Kernel kern, DType t, const MatmulOper
   const uint64_t before = webgpu::matmul_subgroup_dispatches();
   const OpId op = residual ? OpId::matmul_bias_residual : OpId::matmul_bias_activation;
   const PathCounts paths = path_counts(op);
-  Tensor got, got_pre;
-  if (residual) {
-    got = matmul_bias_residual(a.gpu, b.gpu, bias.gpu, res.gpu);
-  } else {
-    const EpilogueForward f = matmul_bias_activation_fwd(a.gpu, b.gpu, bias.gpu, act);
-    got = f.out;
-    if (needs_preactivation(act)) got_pre = f.saved;
-  }
+  const auto [got, got_pre] = run_epilogue(a.gpu, b.gpu, bias.gpu, res.gpu, act, residual);
   EXPECT_EQ(path_counts(op).kernel, paths.kernel + 1) << label << ": not a kernel";
   expect_kernel(ctx, kern, before, label);
 

@@ -91,6 +91,18 @@ inline ExactProduct exact_product(const Tensor& a, const Tensor& b) {
   return e;
 }
 
+// Runs the epilogue under test: act(a @ b + bias) with its saved pre-activation (where the
+// activation keeps one), or a @ b + bias + residual.
+struct EpilogueRun {
+  Tensor out, pre;
+};
+inline EpilogueRun run_epilogue(const Tensor& a, const Tensor& b, const Tensor& bias,
+                                const Tensor& residual, Activation act, bool with_residual) {
+  if (with_residual) return {matmul_bias_residual(a, b, bias, residual), Tensor()};
+  const EpilogueForward f = matmul_bias_activation_fwd(a, b, bias, act);
+  return {f.out, needs_preactivation(act) ? f.saved : Tensor()};
+}
+
 // The rounding to the stored dtype of a value v: u|v| with u its unit roundoff, or half the
 // spacing of F16's subnormals below its normal range; F32 results are stored as
 // accumulated.
