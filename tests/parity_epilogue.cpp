@@ -89,11 +89,15 @@ Tensor unfused_forward(const Inputs& in, Activation act, const Tensor* residual)
 
 // ---- forward ----
 
-std::string check_forward(const Inputs& in, Activation act, DType t) {
+// want and pre, when given, receive the float64 output and pre-activation it compared with.
+std::string check_forward(const Inputs& in, Activation act, DType t, RefTensor* want_out = nullptr,
+                          RefTensor* pre_out = nullptr) {
   const Tolerance tol = gemm_tolerance(t, in.k);
   RefTensor pre_ref;
   const RefTensor want = reference::matmul_bias_act(to_ref(in.a), to_ref(in.b), to_ref(in.bias),
                                                     act, nullptr, &pre_ref);
+  if (want_out) *want_out = want;
+  if (pre_out) *pre_out = pre_ref;
   const Tensor got = matmul_bias_activation(in.a, in.b, in.bias, act);
   std::string msg = compare(got, want, tol);
   if (!msg.empty()) return with_label("out", act, in, msg);
@@ -142,11 +146,9 @@ TEST(ParityEpilogue, ForwardManyBlocks) {
     for (Batch batch : {Batch::None, Batch::PerBatchB}) {
       const Inputs in = make_inputs({1100, 64, 1030}, batch, t, dev, seed += 3);
       for (Activation act : {Activation::Gelu, Activation::Tanh}) {
-        std::string msg = check_forward(in, act, t);
+        RefTensor want, pre_ref;
+        std::string msg = check_forward(in, act, t, &want, &pre_ref);
         if (!msg.empty()) return msg;
-        RefTensor pre_ref;
-        const RefTensor want = reference::matmul_bias_act(to_ref(in.a), to_ref(in.b),
-                                                          to_ref(in.bias), act, nullptr, &pre_ref);
         const EpilogueForward f = matmul_bias_activation_fwd(in.a, in.b, in.bias, act);
         const Tolerance tol = gemm_tolerance(t, in.k);
         msg = compare(f.out, want, tol);
@@ -299,9 +301,13 @@ Tensor unfused_grad_pre(const Tensor& grad, const Tensor& saved, Activation act)
 
 // When the harness forces the backward's composition, the grad_pre the tests hand the
 // reference GEMMs must come from the compositions too, so that both read the same values.
-const std::initializer_list<OpId> kBackwardParts = {
-    OpId::bias_activation_bwd, OpId::matmul_bias_activation, OpId::relu_bwd, OpId::gelu_bwd,
-    OpId::silu_bwd, OpId::sigmoid_bwd, OpId::tanh_bwd};
+const std::initializer_list<OpId> kBackwardParts = {OpId::bias_activation_bwd,
+                                                    OpId::matmul_bias_activation,
+                                                    OpId::relu_bwd,
+                                                    OpId::gelu_bwd,
+                                                    OpId::silu_bwd,
+                                                    OpId::sigmoid_bwd,
+                                                    OpId::tanh_bwd};
 bool backward_composed() { return composition_forced(OpId::matmul_bias_activation_bwd); }
 
 std::string check_backward(const Inputs& in, Activation act, DType t, Device dev, uint64_t seed) {

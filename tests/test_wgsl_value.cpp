@@ -68,8 +68,34 @@ TEST(WgslValue, TranscendentalsInstantiateTheSharedLibrary) {
   wgsl::FormulaScope scope(body, Type::f32);
   const Value y = math::gelu(Value::named(Type::f32, "x"));
   EXPECT_TRUE(has(body.text(), "let " + y.str() + ": f32 = ")) << body.text();
-  EXPECT_TRUE(has(body.text(), "fma(")) << body.text();  // libm32's polynomials
+  // libm32's polynomials, in a helper function defined once however often it is called
+  EXPECT_TRUE(has(body.functions(), "fma(")) << body.functions();
   EXPECT_THROW(wgsl::exp(Value::named(Type::i32, "i")), BackendError);
+}
+
+// The library's functions are helper functions of the module, defined once however many
+// times (and from however deep inside another helper) a formula calls them.
+TEST(WgslValue, LibraryFunctionsAreDefinedOnce) {
+  const auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  wgsl::Body body;
+  wgsl::FormulaScope scope(body, Type::f32);
+  const Value x = Value::named(Type::f32, "x");
+  const Value y = wgsl::sin(x) + wgsl::sin(x * x);
+  const Value z = Value::call_function("twice_sin", {y}, [](const std::vector<Value>& p) {
+    return wgsl::sin(p[0]) * wgsl::cos(p[0]);
+  });
+  EXPECT_EQ(count(body.functions(), "fn numr_sin("), 1u) << body.functions();
+  EXPECT_EQ(count(body.functions(), "fn numr_cos("), 1u) << body.functions();
+  EXPECT_EQ(count(body.functions(), "fn numr_twice_sin(p0: f32) -> f32 {"), 1u);
+  EXPECT_EQ(count(body.text(), "numr_sin("), 2u) << body.text();
+  EXPECT_TRUE(has(body.text(), "let " + z.str() + ": f32 = numr_twice_sin(")) << body.text();
+  EXPECT_THROW(Value::call_function("f", {Value::named(Type::i32, "i")},
+                                    [](const std::vector<Value>& p) { return p[0]; }),
+               BackendError);
 }
 
 // The special functions render with WGSL's primitives alone (a primitive WGSL lacks would

@@ -1,4 +1,6 @@
 // Reference GEMM epilogues: the triple loop in double, then the formulas from src/math.
+#include <vector>
+
 #include "math/activation.h"
 #include "numr/error.h"
 #include "reference/reference.h"
@@ -17,30 +19,31 @@ RefTensor matmul_bias_act(const RefTensor& a, const RefTensor& b, const RefTenso
   out.shape = nd == 3 ? Shape{nb, m, n} : Shape{m, n};
   out.v.assign(size_t(nb * m * n), 0.0);
   if (pre) *pre = out;
-  for (int64_t t = 0; t < nb; ++t)
+  std::vector<double> acc(size_t(m * n));
+  for (int64_t t = 0; t < nb; ++t) {
+    gemm_rows(a.v.data() + t * m * k, b.v.data() + (b_batched ? t : 0) * k * n, acc.data(), m, k,
+              n);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double s = 0.0;
-        for (int64_t p = 0; p < k; ++p)
-          s += a.v[size_t((t * m + i) * k + p)] *
-               b.v[size_t(((b_batched ? t : 0) * k + p) * n + j)];
-        s += bias.v[size_t(j)];
         const size_t o = size_t((t * m + i) * n + j);
+        const double s = acc[size_t(i * n + j)] + bias.v[size_t(j)];
         if (pre) pre->v[o] = s;
         out.v[o] = math::activate(act, s) + (residual ? residual->v[o] : 0.0);
       }
+  }
   return out;
 }
 
-void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act,
-                  bool saved_is_pre, RefTensor& grad_pre, RefTensor& d_bias) {
+void bias_act_bwd(const RefTensor& grad, const RefTensor& saved, Activation act, bool saved_is_pre,
+                  RefTensor& grad_pre, RefTensor& d_bias) {
   const int64_t n = grad.shape.empty() ? 1 : grad.shape.back();
   grad_pre.shape = grad.shape;
   grad_pre.v.assign(grad.v.size(), 0.0);
   d_bias.shape = {n};
   d_bias.v.assign(size_t(n), 0.0);
   for (size_t i = 0; i < grad.v.size(); ++i) {
-    const double gp = grad.v[i] * math::finite_or_zero(math::activation_grad(act, saved.v[i], saved_is_pre));
+    const double gp =
+        grad.v[i] * math::finite_or_zero(math::activation_grad(act, saved.v[i], saved_is_pre));
     grad_pre.v[i] = gp;
     d_bias.v[i % size_t(n)] += gp;
   }

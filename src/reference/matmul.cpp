@@ -47,14 +47,24 @@ RefTensor matmul(const RefTensor& a, const RefTensor& b) {
     const double* pa = a.v.data() + source_item(a_batch, batch, coord) * m * k;
     const double* pb = b.v.data() + source_item(b_batch, batch, coord) * k * n;
     double* pc = out.v.data() + item * m * n;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = 0.0;
-        for (int64_t p = 0; p < k; ++p) acc += pa[i * k + p] * pb[p * n + j];
-        pc[i * n + j] = acc;
-      }
+    gemm_rows(pa, pb, pc, m, k, n);
   }
   return out;
+}
+
+// Row by row, the k products added into the whole output row in turn: every element still
+// sums its products in order p = 0..k-1 from zero (the same value as the dot-product loop),
+// while b is read along its rows.
+void gemm_rows(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    double* row = c + i * n;
+    for (int64_t j = 0; j < n; ++j) row[j] = 0.0;
+    for (int64_t p = 0; p < k; ++p) {
+      const double s = a[i * k + p];
+      const double* bp = b + p * n;
+      for (int64_t j = 0; j < n; ++j) row[j] += s * bp[j];
+    }
+  }
 }
 
 }  // namespace numr::reference

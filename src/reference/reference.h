@@ -38,6 +38,8 @@ RefTensor along_axis(OpId op, const RefTensor& x, int64_t dim);
 
 // a [.., M, K] @ b [.., K, N] with broadcast batch dims.
 RefTensor matmul(const RefTensor& a, const RefTensor& b);
+// c (m x n) = a (m x k) @ b (k x n), row-major; each element sums its k products in order.
+void gemm_rows(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t n);
 
 // GEMM epilogues. a [M, K] or [B, M, K]; b [K, N] (shared) or [B, K, N]; bias [N];
 // residual (may be null) shaped like the output. Returns act(a @ b + bias) (+ residual);

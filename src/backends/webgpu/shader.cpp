@@ -334,10 +334,15 @@ void Shader::store(const std::string& name, DType t, const Value& idx, const Val
 std::string Shader::finish() const {
   std::string s = subgroups_ ? "enable subgroups;\n" : "";
   s += "var<private> numr_zero: u32;\n";
-  if (body_.text().find("numr_i64_") != std::string::npos) s += wgsl::i64_functions();
-  if (body_.text().find("numr_f32_div(") != std::string::npos) s += wgsl::f32_functions();
+  const auto uses = [&](const char* fn) {
+    return body_.text().find(fn) != std::string::npos ||
+           body_.functions().find(fn) != std::string::npos;
+  };
+  if (uses("numr_i64_")) s += wgsl::i64_functions();
+  if (uses("numr_f32_div(")) s += wgsl::f32_functions();
   s += "@group(0) @binding(0) var<storage, read> P: array<u32>;\n";
   s += decls_;
+  s += body_.functions();
   if (half_) s += kHalfFunctions;
   s += "@compute @workgroup_size(" + std::to_string(kWorkgroupSize) + ")\n";
   s += "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg3: "

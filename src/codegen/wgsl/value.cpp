@@ -5,6 +5,7 @@
 #endif
 #include "codegen/wgsl/value.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -267,6 +268,31 @@ Body& FormulaScope::body() {
   return *g_body;
 }
 Type FormulaScope::compute_type() { return g_type; }
+
+Value Value::call_function(const std::string& name, const std::vector<Value>& args,
+                           Value (*impl)(const std::vector<Value>& params)) {
+  for (const Value& a : args)
+    if (a.type() != Type::f32)
+      fail<BackendError>("webgpu", "WGSL numr_", name, " of a ", type_name(a.type()), " Value");
+  const std::string fn = "numr_" + name;
+  Body& module = FormulaScope::body().module();
+  if (std::find(module.defined_.begin(), module.defined_.end(), fn) == module.defined_.end()) {
+    module.defined_.push_back(fn);
+    Body f(module);
+    std::string head = "fn " + fn + "(";
+    std::vector<Value> params;
+    for (size_t i = 0; i < args.size(); ++i) {
+      params.push_back(Value::named(Type::f32, "p" + std::to_string(i)));
+      head += (i ? ", p" : "p") + std::to_string(i) + ": f32";
+    }
+    FormulaScope scope(f, Type::f32);
+    const Value r = impl(params);
+    module.functions_ += head + ") -> f32 {\n" + f.text_ + "  return " + r.str() + ";\n}\n";
+  }
+  std::string call = fn + "(";
+  for (size_t i = 0; i < args.size(); ++i) call += (i ? ", " : "") + args[i].str();
+  return Value::let(Type::f32, call + ")");
+}
 
 Value Value::let(Type t, const std::string& expr) {
   return Value(t, FormulaScope::body().let(t, expr));

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace numr::wgsl {
 
@@ -37,18 +38,31 @@ const char* i64_functions();
 // The WGSL function an f32 Value's division calls (numr_f32_div).
 const char* f32_functions();
 
-// The statements of a shader function under construction.
+// The statements of a shader function under construction, and the helper functions they
+// call (module-scope WGSL, each defined once: see call_function).
 class Body {
  public:
+  Body() = default;
+  // The statements of a helper function of `module`'s shader: the functions they call go
+  // to the module's body.
+  explicit Body(Body& module) : module_(&module) {}
   // Appends `let vN: type = expr;` and returns vN.
   std::string let(Type t, const std::string& expr);
   // Appends `var vN: type = expr;` and returns vN (a value a loop or branch updates).
   std::string var(Type t, const std::string& expr);
   void line(const std::string& s) { text_ += "  " + s + "\n"; }
   const std::string& text() const { return text_; }
+  // The helper functions, to be placed at module scope.
+  const std::string& functions() const { return functions_; }
+  // The body that holds the module's helper functions.
+  Body& module() { return module_ ? module_->module() : *this; }
 
  private:
+  friend class Value;
   std::string text_;
+  std::string functions_;
+  std::vector<std::string> defined_;
+  Body* module_ = nullptr;
   int next_ = 0;
 };
 
@@ -90,6 +104,11 @@ class Value {
   static Value let(Type t, const std::string& expr);
   // Names an existing expression without a let (a parameter or a variable).
   static Value named(Type t, std::string name) { return Value(t, std::move(name)); }
+  // A call of the f32 helper function `numr_<name>`, whose statements impl emits (from
+  // Values naming its parameters) the first time a module calls it: a formula used many
+  // times in one shader is then compiled once instead of once per use.
+  static Value call_function(const std::string& name, const std::vector<Value>& args,
+                             Value (*impl)(const std::vector<Value>& params));
 
   const std::string& str() const { return name_; }
   Type type() const { return type_; }

@@ -20,8 +20,14 @@ const Value& need_f32(const Value& x, const char* fn) {
 Value c(double v) { return Value::constant(Type::f32, v); }
 }  // namespace
 
-#define NUMR_WGSL_LIBM32(fn) \
-  Value fn(const Value& x) { return ::numr::math::libm32::fn(need_f32(x, #fn)); }
+// Each a helper function of the shader (Value::call_function), defined once however many
+// times a formula calls it.
+#define NUMR_WGSL_LIBM32(fn)                                                               \
+  Value fn(const Value& x) {                                                               \
+    return Value::call_function(#fn, {need_f32(x, #fn)}, [](const std::vector<Value>& p) { \
+      return ::numr::math::libm32::fn(p[0]);                                               \
+    });                                                                                    \
+  }
 NUMR_WGSL_LIBM32(exp)
 NUMR_WGSL_LIBM32(exp2)
 NUMR_WGSL_LIBM32(expm1)
@@ -42,11 +48,25 @@ NUMR_WGSL_LIBM32(erfinv)
 Value log10(const Value& x) { return log(x) * c(0.43429448190325182765); }
 // The inverse trigonometric functions of the double library (math/libm/trig.h) carry
 // their reductions' rounding errors in a second term; run in f32 they give f32 accuracy.
-Value asin(const Value& x) { return ::numr::math::libm::asin(need_f32(x, "asin")); }
-Value acos(const Value& x) { return ::numr::math::libm::acos(need_f32(x, "acos")); }
-Value atan(const Value& x) { return ::numr::math::libm::atan(need_f32(x, "atan")); }
+Value asin(const Value& x) {
+  return Value::call_function("asin", {need_f32(x, "asin")}, [](const std::vector<Value>& p) {
+    return ::numr::math::libm::asin(p[0]);
+  });
+}
+Value acos(const Value& x) {
+  return Value::call_function("acos", {need_f32(x, "acos")}, [](const std::vector<Value>& p) {
+    return ::numr::math::libm::acos(p[0]);
+  });
+}
+Value atan(const Value& x) {
+  return Value::call_function("atan", {need_f32(x, "atan")}, [](const std::vector<Value>& p) {
+    return ::numr::math::libm::atan(p[0]);
+  });
+}
 Value atan2(const Value& y, const Value& x) {
-  return ::numr::math::libm::atan2(need_f32(y, "atan2"), need_f32(x, "atan2"));
+  return Value::call_function(
+      "atan2", {need_f32(y, "atan2"), need_f32(x, "atan2")},
+      [](const std::vector<Value>& p) { return ::numr::math::libm::atan2(p[0], p[1]); });
 }
 
 // asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); for |x| > 2^12 the square is
