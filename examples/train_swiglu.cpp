@@ -174,7 +174,8 @@ int main(int argc, char** argv) {
       }
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      Tensor mean_loss = full({1}, loss_sum / steps, DType::F64, dev);  // over every rank's share
+      // F32: every backend has it (WebGPU has no F64); the mean over every rank's share.
+      Tensor mean_loss = full({1}, loss_sum / steps, DType::F32, dev);
       comm->all_reduce(mean_loss, dist::ReduceOp::Avg);
       NoGradGuard no_grad;
       const double train_acc = accuracy(model.forward(Var(train.x)).tensor(), train.labels, 0);
