@@ -56,7 +56,10 @@ RefTensor matmul(const RefTensor& a, const RefTensor& b) {
 // sums its products in order p = 0..k-1 from zero (the same value as the dot-product loop),
 // while b is read along its rows. The sanitized build leaves this loop, whose bounds are
 // evident, uninstrumented: it is most of the float64 references' time there.
-__attribute__((no_sanitize("address", "undefined"))) void gemm_rows(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t n) {
+__attribute__((no_sanitize("address", "undefined"))) void gemm_rows(const double* a,
+                                                                    const double* b, double* c,
+                                                                    int64_t m, int64_t k,
+                                                                    int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     double* row = c + i * n;
     for (int64_t j = 0; j < n; ++j) row[j] = 0.0;

@@ -21,53 +21,41 @@ Value c(double v) { return Value::constant(Type::f32, v); }
 }  // namespace
 
 // Each a helper function of the shader (Value::call_function), defined once however many
-// times a formula calls it.
-#define NUMR_WGSL_LIBM32(fn)                                                               \
+// times a formula calls it; `lib` is the library whose formula it holds.
+#define NUMR_WGSL_HELPER(fn, lib)                                                          \
   Value fn(const Value& x) {                                                               \
     return Value::call_function(#fn, {need_f32(x, #fn)}, [](const std::vector<Value>& p) { \
-      return ::numr::math::libm32::fn(p[0]);                                               \
+      return ::numr::math::lib::fn(p[0]);                                                  \
     });                                                                                    \
   }
-NUMR_WGSL_LIBM32(exp)
-NUMR_WGSL_LIBM32(exp2)
-NUMR_WGSL_LIBM32(expm1)
-NUMR_WGSL_LIBM32(log)
-NUMR_WGSL_LIBM32(log2)
-NUMR_WGSL_LIBM32(log1p)
-NUMR_WGSL_LIBM32(sin)
-NUMR_WGSL_LIBM32(cos)
-NUMR_WGSL_LIBM32(tan)
-NUMR_WGSL_LIBM32(sinh)
-NUMR_WGSL_LIBM32(cosh)
-NUMR_WGSL_LIBM32(tanh)
-NUMR_WGSL_LIBM32(erf)
-NUMR_WGSL_LIBM32(erfc)
-NUMR_WGSL_LIBM32(erfinv)
-#undef NUMR_WGSL_LIBM32
+NUMR_WGSL_HELPER(exp, libm32)
+NUMR_WGSL_HELPER(exp2, libm32)
+NUMR_WGSL_HELPER(expm1, libm32)
+NUMR_WGSL_HELPER(log, libm32)
+NUMR_WGSL_HELPER(log2, libm32)
+NUMR_WGSL_HELPER(log1p, libm32)
+NUMR_WGSL_HELPER(sin, libm32)
+NUMR_WGSL_HELPER(cos, libm32)
+NUMR_WGSL_HELPER(tan, libm32)
+NUMR_WGSL_HELPER(sinh, libm32)
+NUMR_WGSL_HELPER(cosh, libm32)
+NUMR_WGSL_HELPER(tanh, libm32)
+NUMR_WGSL_HELPER(erf, libm32)
+NUMR_WGSL_HELPER(erfc, libm32)
+NUMR_WGSL_HELPER(erfinv, libm32)
 
 Value log10(const Value& x) { return log(x) * c(0.43429448190325182765); }
 // The inverse trigonometric functions of the double library (math/libm/trig.h) carry
 // their reductions' rounding errors in a second term; run in f32 they give f32 accuracy.
-Value asin(const Value& x) {
-  return Value::call_function("asin", {need_f32(x, "asin")}, [](const std::vector<Value>& p) {
-    return ::numr::math::libm::asin(p[0]);
-  });
-}
-Value acos(const Value& x) {
-  return Value::call_function("acos", {need_f32(x, "acos")}, [](const std::vector<Value>& p) {
-    return ::numr::math::libm::acos(p[0]);
-  });
-}
-Value atan(const Value& x) {
-  return Value::call_function("atan", {need_f32(x, "atan")}, [](const std::vector<Value>& p) {
-    return ::numr::math::libm::atan(p[0]);
-  });
-}
+NUMR_WGSL_HELPER(asin, libm)
+NUMR_WGSL_HELPER(acos, libm)
+NUMR_WGSL_HELPER(atan, libm)
 Value atan2(const Value& y, const Value& x) {
   return Value::call_function(
       "atan2", {need_f32(y, "atan2"), need_f32(x, "atan2")},
       [](const std::vector<Value>& p) { return ::numr::math::libm::atan2(p[0], p[1]); });
 }
+#undef NUMR_WGSL_HELPER
 
 // asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); for |x| > 2^12 the square is
 // dropped: log(2|x|) = log(|x|) + ln 2.
