@@ -1,13 +1,15 @@
-// The WebGPU GEMM's two kernels (backends/webgpu/matmul.cpp): the subgroup kernel, which
-// the backend runs where the device has subgroups, and the staged kernel, which it runs
-// otherwise or under NUMR_WEBGPU_SUBGROUPS=0. Each test runs once per kernel in one process
-// and checks, through the backend's dispatch counter, that the kernel it names ran. Where
+// The WebGPU GEMM's three kernels (backends/webgpu/matmul.cpp): of the 64x64-tile kernels, the
+// subgroup kernel, which the backend runs where the device has subgroups, and the staged
+// kernel, which it runs otherwise or under NUMR_WEBGPU_SUBGROUPS=0; and the wide 128x128-tile
+// kernel of large products (NUMR_WEBGPU_GEMM=wide or =narrow forces either kind). Each test
+// runs once per kernel in one process and checks, through the backend's dispatch counters,
+// that the kernel it names ran. Where
 // the device has subgroups, a probe dispatch confirms that its workgroups take the shuffled
 // loop (and not the staged one the subgroup kernel keeps for other layouts). Products and
 // epilogues at F32, F16 and BF16 are checked against float64 of the same (rounded) inputs
-// at the edges of the 64x64 tiles, the 16-deep K slices and the subgroup's runs of K
-// (K = 1, 3, 7, 17, 129), batched, transposed and strided: |got - exact| <= γ_K Σ|a||b|
-// for the f32 accumulation (any order), plus one rounding to the stored dtype. Skips,
+// at the edges of the 64x64 and 128x128 tiles, the 16- and 8-deep K slices and the subgroup's
+// runs of K (K = 1, 3, 7, 12, 17, 129), batched, transposed and strided: |got - exact| <= γ_K
+// Σ|a||b| for the f32 accumulation (any order), plus one rounding to the stored dtype. Skips,
 // naming the reason, where no WebGPU device is usable.
 #include <gtest/gtest.h>
 
@@ -30,34 +32,42 @@
 namespace numr {
 namespace {
 
-enum class Kernel { Subgroups, Staged };
+enum class Kernel { Subgroups, Staged, Wide };
 
-// Sets NUMR_WEBGPU_SUBGROUPS for the kernel asked for, restoring the old value after.
-class KernelScope {
+// Sets an environment variable (unsets it for nullptr), restoring the old value after.
+class EnvScope {
  public:
-  explicit KernelScope(Kernel k) {
-    if (const char* old = std::getenv(kVar)) {
+  EnvScope(const char* var, const char* value) : var_(var) {
+    if (const char* old = std::getenv(var)) {
       old_ = old;
       had_ = true;
     }
-    if (k == Kernel::Staged)
-      setenv(kVar, "0", 1);
+    if (value)
+      setenv(var, value, 1);
     else
-      unsetenv(kVar);
+      unsetenv(var);
   }
-  ~KernelScope() {
+  ~EnvScope() {
     if (had_)
-      setenv(kVar, old_.c_str(), 1);
+      setenv(var_, old_.c_str(), 1);
     else
-      unsetenv(kVar);
+      unsetenv(var_);
   }
-  KernelScope(const KernelScope&) = delete;
-  KernelScope& operator=(const KernelScope&) = delete;
+  EnvScope(const EnvScope&) = delete;
+  EnvScope& operator=(const EnvScope&) = delete;
 
  private:
-  static constexpr const char* kVar = "NUMR_WEBGPU_SUBGROUPS";
+  const char* var_;
   std::string old_;
   bool had_ = false;
+};
+
+// NUMR_WEBGPU_GEMM and NUMR_WEBGPU_SUBGROUPS as the kernel asked for needs them.
+struct KernelScope {
+  explicit KernelScope(Kernel k)
+      : gemm("NUMR_WEBGPU_GEMM", k == Kernel::Wide ? "wide" : "narrow"),
+        subgroups("NUMR_WEBGPU_SUBGROUPS", k == Kernel::Staged ? "0" : nullptr) {}
+  EnvScope gemm, subgroups;
 };
 
 struct PoisonScope {
@@ -88,13 +98,22 @@ std::string first_outside(const Tensor& got, const std::vector<double>& want,
   return "";
 }
 
-const char* kernel_name(Kernel k) { return k == Kernel::Subgroups ? "subgroups" : "staged"; }
+const char* kernel_name(Kernel k) {
+  return k == Kernel::Subgroups ? "subgroups" : k == Kernel::Staged ? "staged" : "wide";
+}
 
-// The dispatch counter moved as the kernel asked for predicts: by one for the subgroup
-// kernel where the device has subgroups, else not at all.
-void expect_kernel(webgpu::Context& ctx, Kernel k, uint64_t before, const std::string& label) {
-  const uint64_t want = before + (k == Kernel::Subgroups && ctx.has_subgroups() ? 1 : 0);
-  EXPECT_EQ(webgpu::matmul_subgroup_dispatches(), want)
+struct Dispatches {
+  uint64_t subgroup = webgpu::matmul_subgroup_dispatches();
+  uint64_t wide = webgpu::matmul_wide_dispatches();
+};
+
+// The dispatch counters moved as the kernel asked for predicts: the subgroup kernel's by one
+// where the device has subgroups, the wide kernel's by one for that kernel.
+void expect_kernel(webgpu::Context& ctx, Kernel k, Dispatches before, const std::string& label) {
+  const Dispatches now;
+  EXPECT_EQ(now.subgroup, before.subgroup + (k == Kernel::Subgroups && ctx.has_subgroups() ? 1 : 0))
+      << label << ": not the " << kernel_name(k) << " kernel";
+  EXPECT_EQ(now.wide, before.wide + (k == Kernel::Wide ? 1 : 0))
       << label << ": not the " << kernel_name(k) << " kernel";
 }
 
@@ -103,7 +122,7 @@ void check_matmul(webgpu::Context& ctx, Kernel kern, DType t, const MatmulOperan
   const OperandPair a = make_operand(oa, t, gpu, seed), b = make_operand(ob, t, gpu, seed + 1);
   const std::string label = std::string(kernel_name(kern)) + " " + std::string(dtype_name(t)) +
                             " " + shape_str(a.cpu.shape()) + " @ " + shape_str(b.cpu.shape());
-  const uint64_t before = webgpu::matmul_subgroup_dispatches();
+  const Dispatches before;
   const PathCounts paths = path_counts(OpId::matmul);
   const Tensor got = matmul(a.gpu, b.gpu);
   EXPECT_EQ(path_counts(OpId::matmul).kernel, paths.kernel + 1) << label << ": not a kernel";
@@ -135,7 +154,7 @@ void check_epilogue(webgpu::Context& ctx, Kernel kern, DType t, const MatmulOper
                             " " + std::string(activation_name(act)) +
                             (residual ? " + residual " : " ") + shape_str(a.cpu.shape()) + " @ " +
                             shape_str(b.cpu.shape());
-  const uint64_t before = webgpu::matmul_subgroup_dispatches();
+  const Dispatches before;
   const OpId op = residual ? OpId::matmul_bias_residual : OpId::matmul_bias_activation;
   const PathCounts paths = path_counts(op);
   const auto [got, got_pre] = run_epilogue(a.gpu, b.gpu, bias.gpu, res.gpu, act, residual);
@@ -153,7 +172,7 @@ void check_epilogue(webgpu::Context& ctx, Kernel kern, DType t, const MatmulOper
   }
 }
 
-constexpr Kernel kKernels[] = {Kernel::Subgroups, Kernel::Staged};
+constexpr Kernel kKernels[] = {Kernel::Subgroups, Kernel::Staged, Kernel::Wide};
 constexpr DType kTypes[] = {DType::F32, DType::F16, DType::BF16};
 
 // Where the device has subgroups, the subgroup kernel's workgroups find the layout its
@@ -186,6 +205,7 @@ TEST(WebGpuMatmulSubgroups, OddSizesAndThinDims) {
       check_matmul(ctx, kern, t, plain({65, 129}), plain({129, 67}), gpu, seed += 2);
       check_matmul(ctx, kern, t, plain({63, 17}), plain({17, 65}), gpu, seed += 2);
       check_matmul(ctx, kern, t, plain({70, 7}), plain({7, 130}), gpu, seed += 2);
+      check_matmul(ctx, kern, t, plain({257, 12}), plain({12, 131}), gpu, seed += 2);
       check_matmul(ctx, kern, t, plain({33, 3}), plain({3, 5}), gpu, seed += 2);
       check_matmul(ctx, kern, t, plain({65, 1}), plain({1, 67}), gpu, seed += 2);     // K = 1
       check_matmul(ctx, kern, t, plain({1, 129}), plain({129, 67}), gpu, seed += 2);  // M = 1
@@ -231,6 +251,10 @@ TEST(WebGpuMatmulSubgroups, EveryEpilogueAtTileEdges) {
                    true, gpu, seed += 4);
     check_epilogue(ctx, kern, DType::F32, plain({1, 1}), plain({1, 1}), Activation::None, true, gpu,
                    seed += 4);
+    check_epilogue(ctx, kern, DType::F32, plain({2, 130, 9}), plain({9, 129}), Activation::Gelu,
+                   false, gpu, seed += 4);
+    check_epilogue(ctx, kern, DType::F32, plain({2, 130, 9}), plain({9, 129}), Activation::None,
+                   true, gpu, seed += 4);
     for (DType t : {DType::F16, DType::BF16}) {
       check_epilogue(ctx, kern, t, plain({2, 33, 17}), plain({17, 65}), Activation::Gelu, false,
                      gpu, seed += 4);

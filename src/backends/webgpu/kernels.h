@@ -25,6 +25,8 @@ void run_along_axis(Context& ctx, const AxisCall& call);                 // axis
 
 // Dispatches of the GEMM's subgroup kernel so far (the tests' witness of which kernel ran).
 uint64_t matmul_subgroup_dispatches();  // matmul.cpp
+// Dispatches of the GEMM's wide (128x128-tile) kernel so far.
+uint64_t matmul_wide_dispatches();  // matmul.cpp
 // What one workgroup of the GEMM's subgroup kernel finds: whether its subgroups are laid out
 // as the shuffled loop needs (else it takes the staged loop), and the subgroup size of its
 // first invocation. Both false / 0 without subgroups.

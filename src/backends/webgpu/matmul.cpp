@@ -7,6 +7,9 @@
 // flipped and broadcast batches alike); the staging loads run along whichever of an operand's two
 // dims is contiguous. The epilogue applies math/activation.h at the store. Where the device has
 // subgroups the kernel stages only B and passes A's values along the subgroup (shuffled_loop).
+// Large products take the wide kernel instead: 128x128 tiles, an 8x8 block per invocation read
+// from workgroup memory as vec4s, K in slices of 8 loaded into registers while the previous
+// slice is multiplied.
 #include <atomic>
 #include <compare>
 #include <cstdlib>
@@ -45,6 +48,7 @@ struct MatmulConfig {
   bool has_bias = false, has_residual = false, has_pre = false;
   Activation act = Activation::None;
   bool subgroups = false;  // A's slice reaches the inner loop through subgroup shuffles
+  bool wide = false;       // the 128x128 kernel (subgroups unused)
   auto operator<=>(const MatmulConfig&) const = default;
 };
 
@@ -190,31 +194,35 @@ void shuffled_loop(Shader& s, const MatmulConfig& c, const std::string& a, const
   b.line("}");
 }
 
-std::string matmul_wgsl(const MatmulConfig& c) {
-  Shader s;
-  if (c.subgroups) s.use_subgroups();
-  const DType dt = c.dtype;
-  const std::string out = s.buffer(dt, true);
-  const std::string pre = c.has_pre ? s.buffer(dt, true) : "";
-  const std::string a = s.buffer(dt, false);
-  const std::string bb = s.buffer(dt, false);
-  const std::string bias = c.has_bias ? s.buffer(dt, false) : "";
-  const std::string res = c.has_residual ? s.buffer(dt, false) : "";
-  s.shared("sa", Type::f32, kSlice * kStride);
-  s.shared("sb", Type::f32, kSlice * kStride);
-  wgsl::Body& b = s.body();
-  wgsl::FormulaScope scope(b, Type::f32);
+// The module's bindings, in the order run() binds them.
+struct Bindings {
+  std::string out, pre, a, b, bias, res;
+};
+
+Bindings declare_bindings(Shader& s, const MatmulConfig& c) {
+  Bindings n;
+  n.out = s.buffer(c.dtype, true);
+  if (c.has_pre) n.pre = s.buffer(c.dtype, true);
+  n.a = s.buffer(c.dtype, false);
+  n.b = s.buffer(c.dtype, false);
+  if (c.has_bias) n.bias = s.buffer(c.dtype, false);
+  if (c.has_residual) n.res = s.buffer(c.dtype, false);
+  return n;
+}
+
+// Sizes, the workgroup's batch item and tile origin (m0, n0) for tiles of `tile`, a's and
+// b's offsets for that item (walking the merged batch dims) and their matrix strides.
+void emit_prologue(wgsl::Body& b, uint32_t tile) {
   b.line("let M = " + w(kM) + ";");
   b.line("let N = " + w(kN) + ";");
   b.line("let K = " + w(kK) + ";");
   b.line("if (wid >= " + w(kTiles) + " * " + w(kItems) + ") { return; }");
   b.line("let item = wid / " + w(kTiles) + ";");
   b.line("let tile = wid % " + w(kTiles) + ";");
-  b.line("let m0 = (tile / " + w(kTilesN) + ") * " + u(kTile) + ";");
-  b.line("let n0 = (tile % " + w(kTilesN) + ") * " + u(kTile) + ";");
+  b.line("let m0 = (tile / " + w(kTilesN) + ") * " + u(tile) + ";");
+  b.line("let n0 = (tile % " + w(kTilesN) + ") * " + u(tile) + ";");
   b.line("let tx = lid % " + u(kSide) + ";");
   b.line("let ty = lid / " + u(kSide) + ";");
-  // The batch item's offsets in a and b, walking the merged batch dims.
   b.line("let nb = " + w(kBatchDims) + ";");
   b.line("var ao: i32 = " + wi(kAOff) + ";");
   b.line("var bo: i32 = " + wi(kBOff) + ";");
@@ -230,39 +238,56 @@ std::string matmul_wgsl(const MatmulConfig& c) {
   b.line("let sak = " + wi(kAStrideK) + ";");
   b.line("let sbk = " + wi(kBStrideK) + ";");
   b.line("let sbn = " + wi(kBStrideN) + ";");
+}
+
+// The store of the f32 value `x` at output (row, col), inside the caller's bounds checks:
+// the bias, the saved pre-activation, the activation and the residual.
+void emit_store(Shader& s, const MatmulConfig& c, const Bindings& n, const std::string& x) {
+  wgsl::Body& b = s.body();
+  b.line("let e = item * M * N + row * N + col;");
+  Value v = Value::let(Type::f32, x);
+  if (c.has_bias)
+    v = v + s.load(n.bias, c.dtype, Value::let(Type::u32, w(kBiasOff) + " + col"), Type::f32);
+  if (c.has_pre) s.store(n.pre, c.dtype, Value::let(Type::u32, w(kPreOff) + " + e"), v);
+  Value y = math::activate(c.act, v);
+  if (c.has_residual)
+    y = y + s.load(n.res, c.dtype, Value::let(Type::u32, w(kResOff) + " + e"), Type::f32);
+  s.store(n.out, c.dtype, Value::let(Type::u32, w(kOutOff) + " + e"), y);
+}
+
+std::string narrow_wgsl(const MatmulConfig& c) {
+  Shader s;
+  if (c.subgroups) s.use_subgroups();
+  const Bindings n = declare_bindings(s, c);
+  s.shared("sa", Type::f32, kSlice * kStride);
+  s.shared("sb", Type::f32, kSlice * kStride);
+  wgsl::Body& b = s.body();
+  wgsl::FormulaScope scope(b, Type::f32);
+  emit_prologue(b, kTile);
   for (uint32_t i = 0; i < kBlock; ++i)
     b.line("var acc" + std::to_string(i) + " = vec4<f32>(0.0);");
   if (c.subgroups) {
     emit_subgroup_layout(s);
     b.line("if (sg_linear) {");
-    shuffled_loop(s, c, a, bb);
+    shuffled_loop(s, c, n.a, n.b);
     b.line("} else {");
-    staged_loop(s, c, a, bb);
+    staged_loop(s, c, n.a, n.b);
     b.line("}");
   } else {
-    staged_loop(s, c, a, bb);
+    staged_loop(s, c, n.a, n.b);
   }
   // The store, with the epilogue written once inside the loops over the block.
   std::string accs;
   for (uint32_t i = 0; i < kBlock; ++i)
     accs += std::string(i ? ", " : "") + "acc" + std::to_string(i);
   b.line("var accs = array<vec4<f32>, " + std::to_string(kBlock) + ">(" + accs + ");");
-  b.line("let mn = M * N;");
   b.line("for (var i: u32 = 0u; i < " + u(kBlock) + "; i = i + 1u) {");
   b.line("let row = m0 + ty + " + u(kSide) + " * i;");
   b.line("if (row < M) {");
   b.line("for (var j: u32 = 0u; j < " + u(kBlock) + "; j = j + 1u) {");
   b.line("let col = n0 + tx + " + u(kSide) + " * j;");
   b.line("if (col < N) {");
-  b.line("let e = item * mn + row * N + col;");
-  Value x = Value::let(Type::f32, "accs[i][j]");
-  if (c.has_bias)
-    x = x + s.load(bias, dt, Value::let(Type::u32, w(kBiasOff) + " + col"), Type::f32);
-  if (c.has_pre) s.store(pre, dt, Value::let(Type::u32, w(kPreOff) + " + e"), x);
-  Value y = math::activate(c.act, x);
-  if (c.has_residual)
-    y = y + s.load(res, dt, Value::let(Type::u32, w(kResOff) + " + e"), Type::f32);
-  s.store(out, dt, Value::let(Type::u32, w(kOutOff) + " + e"), y);
+  emit_store(s, c, n, "accs[i][j]");
   b.line("}");
   b.line("}");
   b.line("}");
@@ -270,11 +295,145 @@ std::string matmul_wgsl(const MatmulConfig& c) {
   return s.finish();
 }
 
+// The wide kernel. Invocation (tx, ty) owns rows ty*4 + r and 64 + ty*4 + r, columns tx*4 + j
+// and 64 + tx*4 + j (r, j < 4): each step of K reads two vec4s of A's column and two of B's
+// row from workgroup memory for 64 FMAs. The slices are held as vec4s along the tile dim:
+// wa[k * 32 + row / 4][row % 4].
+constexpr uint32_t kWideTile = 128;
+constexpr uint32_t kWideSlice = 8;
+constexpr uint32_t kWideQuads = kWideTile / 4;  // vec4s per slice position
+static_assert(kWideTile * kWideSlice == 4 * kWorkgroupSize);
+
+// One operand's loads of slice k0 + [0, 8) into registers `reg`0..3 (zero past the tile or K),
+// and their store into workgroup memory `dst`. Each invocation takes four elements: along the
+// slice dim when the tile dim is not the contiguous one (four neighbouring words of one row),
+// else one tile position at four slice positions.
+struct WideOperand {
+  std::string src, dst, reg, tile0, tile_n, tile_stride, slice_stride, base;
+  bool fast_is_tile;
+  std::string ti() const { return fast_is_tile ? "lid % " + u(kWideTile) : "lid / 2u"; }
+  std::string si(uint32_t j) const {
+    return fast_is_tile ? "lid / " + u(kWideTile) + " + " + u(2 * j) : "(lid % 2u) * 4u + " + u(j);
+  }
+};
+
+void wide_load(Shader& s, DType dtype, const WideOperand& o, const std::string& k0) {
+  wgsl::Body& b = s.body();
+  b.line("{");
+  b.line("let ti = " + o.ti() + ";");
+  b.line("let inside = " + o.tile0 + " + ti < " + o.tile_n + ";");
+  for (uint32_t j = 0; j < 4; ++j) {
+    const std::string r = o.reg + std::to_string(j);
+    b.line(r + " = 0.0;");
+    b.line("if (inside && " + k0 + " + " + o.si(j) + " < K) {");
+    const Value idx =
+        Value::let(Type::u32, "u32(" + o.base + " + i32(" + o.tile0 + " + ti) * " + o.tile_stride +
+                                  " + i32(" + k0 + " + " + o.si(j) + ") * " + o.slice_stride + ")");
+    b.line(r + " = " + s.load(o.src, dtype, idx, Type::f32).str() + ";");
+    b.line("}");
+  }
+  b.line("}");
+}
+
+void wide_store(wgsl::Body& b, const WideOperand& o) {
+  b.line("{");
+  b.line("let ti = " + o.ti() + ";");
+  for (uint32_t j = 0; j < 4; ++j)
+    b.line(o.dst + "[(" + o.si(j) + ") * " + u(kWideQuads) + " + ti / 4u][ti % 4u] = " + o.reg +
+           std::to_string(j) + ";");
+  b.line("}");
+}
+
+std::string acc_name(uint32_t r, uint32_t h) {
+  return "acc" + std::to_string(r) + "_" + std::to_string(h);
+}
+
+std::string wide_wgsl(const MatmulConfig& c) {
+  Shader s;
+  const Bindings n = declare_bindings(s, c);
+  const std::string quads = std::to_string(kWideSlice * kWideQuads);
+  s.decl("var<workgroup> wa: array<vec4<f32>, " + quads + ">;\n");
+  s.decl("var<workgroup> wb: array<vec4<f32>, " + quads + ">;\n");
+  wgsl::Body& b = s.body();
+  wgsl::FormulaScope scope(b, Type::f32);
+  emit_prologue(b, kWideTile);
+  const WideOperand a{n.a, "wa", "pa", "m0", "M", "sam", "sak", "ao", !c.a_k_fast};
+  const WideOperand bo{n.b, "wb", "pb", "n0", "N", "sbn", "sbk", "bo", c.b_n_fast};
+  for (uint32_t r = 0; r < 8; ++r)
+    for (uint32_t h = 0; h < 2; ++h) b.line("var " + acc_name(r, h) + " = vec4<f32>(0.0);");
+  for (uint32_t j = 0; j < 4; ++j) {
+    b.line("var pa" + std::to_string(j) + ": f32;");
+    b.line("var pb" + std::to_string(j) + ": f32;");
+  }
+  wide_load(s, c.dtype, a, "0u");
+  wide_load(s, c.dtype, bo, "0u");
+  b.line("for (var k0: u32 = 0u; k0 < K; k0 = k0 + " + u(kWideSlice) + ") {");
+  wide_store(b, a);
+  wide_store(b, bo);
+  b.line("workgroupBarrier();");
+  b.line("let k1 = k0 + " + u(kWideSlice) + ";");
+  b.line("if (k1 < K) {");
+  wide_load(s, c.dtype, a, "k1");
+  wide_load(s, c.dtype, bo, "k1");
+  b.line("}");
+  for (uint32_t kk = 0; kk < kWideSlice; ++kk) {
+    const std::string base = u(kk * kWideQuads);
+    b.line("{");
+    b.line("let a0 = wa[" + base + " + ty];");
+    b.line("let a1 = wa[" + base + " + " + u(kSide) + " + ty];");
+    b.line("let b0 = wb[" + base + " + tx];");
+    b.line("let b1 = wb[" + base + " + " + u(kSide) + " + tx];");
+    for (uint32_t r = 0; r < 8; ++r) {
+      const std::string av = "vec4<f32>(a" + std::to_string(r / 4) + "[" + u(r % 4) + "])";
+      for (uint32_t h = 0; h < 2; ++h)
+        b.line(acc_name(r, h) + " = fma(" + av + ", b" + std::to_string(h) + ", " + acc_name(r, h) +
+               ");");
+    }
+    b.line("}");
+  }
+  b.line("workgroupBarrier();");
+  b.line("}");
+  // The store, with the epilogue written once: accumulator (r, h) holds four neighbouring
+  // columns of one row. The array is indexed only here, after the K loop.
+  std::string accs;
+  for (uint32_t r = 0; r < 8; ++r)
+    for (uint32_t h = 0; h < 2; ++h) accs += std::string(accs.empty() ? "" : ", ") + acc_name(r, h);
+  b.line("var accs = array<vec4<f32>, 16>(" + accs + ");");
+  b.line("for (var i: u32 = 0u; i < 16u; i = i + 1u) {");
+  b.line("let r = i / 2u;");
+  b.line("let row = m0 + (r / 4u) * 64u + r % 4u + ty * 4u;");
+  b.line("if (row < M) {");
+  b.line("for (var j: u32 = 0u; j < 4u; j = j + 1u) {");
+  b.line("let col = n0 + (i % 2u) * 64u + tx * 4u + j;");
+  b.line("if (col < N) {");
+  emit_store(s, c, n, "accs[i][j]");
+  b.line("}");
+  b.line("}");
+  b.line("}");
+  b.line("}");
+  return s.finish();
+}
+
+std::string matmul_wgsl(const MatmulConfig& c) { return c.wide ? wide_wgsl(c) : narrow_wgsl(c); }
+
 // Whether the staging loads of a matrix with strides (s_tile, s_slice) should run along the
 // tile dim: when that one is the contiguous dim and the slice dim is not.
 bool tile_is_fast(int64_t s_tile, int64_t s_slice) { return s_tile == 1 && s_slice != 1; }
 
 std::atomic<uint64_t> subgroup_dispatches{0};
+std::atomic<uint64_t> wide_dispatches{0};
+
+// The wide kernel where its tiles still give every multiprocessor of a large GPU a few
+// workgroups; NUMR_WEBGPU_GEMM=wide or =narrow picks one kernel for every size (read at each
+// call, as NUMR_WEBGPU_SUBGROUPS is).
+bool use_wide(uint64_t m, uint64_t n, uint64_t items) {
+  if (const char* env = std::getenv("NUMR_WEBGPU_GEMM")) {
+    if (std::string(env) == "wide") return true;
+    if (std::string(env) == "narrow") return false;
+  }
+  constexpr uint64_t kMinWideTiles = 256;
+  return groups_for(m, kWideTile) * groups_for(n, kWideTile) * items >= kMinWideTiles;
+}
 
 // The subgroup kernel where the device has subgroups, unless NUMR_WEBGPU_SUBGROUPS=0 (read
 // at each call, so that one process can run both kernels).
@@ -309,10 +468,12 @@ void run(Context& ctx, const Operands& o, const char* op) {
   if (o.out->numel() == 0) return;
   const Shape batch(a.shape.begin(), a.shape.end() - 2);
   const int64_t items = shape_numel(batch);
-  const int64_t tiles_n = int64_t(groups_for(uint64_t(n), kTile));
-  const int64_t tiles = int64_t(groups_for(uint64_t(m), kTile)) * tiles_n;
-
   MatmulConfig c;
+  c.wide = use_wide(uint64_t(m), uint64_t(n), uint64_t(items));
+  const uint64_t tile = c.wide ? kWideTile : kTile;
+  const int64_t tiles_n = int64_t(groups_for(uint64_t(n), tile));
+  const int64_t tiles = int64_t(groups_for(uint64_t(m), tile)) * tiles_n;
+
   c.dtype = dt;
   c.a_k_fast = !tile_is_fast(a.strides[nd - 2], a.strides[nd - 1]);
   c.b_n_fast = tile_is_fast(b.strides[nd - 1], b.strides[nd - 2]);
@@ -320,7 +481,7 @@ void run(Context& ctx, const Operands& o, const char* op) {
   c.has_residual = o.residual != nullptr;
   c.has_pre = o.pre != nullptr;
   c.act = o.act;
-  c.subgroups = subgroups_enabled(ctx);
+  c.subgroups = !c.wide && subgroups_enabled(ctx);
 
   Params p;
   p.u32(uint64_t(m));
@@ -357,6 +518,7 @@ void run(Context& ctx, const Operands& o, const char* op) {
   WGPUComputePipeline pipe = cached_pipeline(ctx, c, matmul_wgsl, op);
   ctx.dispatch(pipe, bindings, p.w, uint64_t(items * tiles));
   if (c.subgroups) subgroup_dispatches.fetch_add(1, std::memory_order_relaxed);
+  if (c.wide) wide_dispatches.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::string layout_probe_wgsl(const int&) {
@@ -371,6 +533,7 @@ std::string layout_probe_wgsl(const int&) {
 }  // namespace
 
 uint64_t matmul_subgroup_dispatches() { return subgroup_dispatches.load(); }
+uint64_t matmul_wide_dispatches() { return wide_dispatches.load(); }
 
 SubgroupLayout probe_subgroup_layout(Context& ctx) {
   SubgroupLayout r;
