@@ -299,8 +299,9 @@ T bessel_y(const T& x) {
   return r[0];
 }
 
-// I0 and I1 of x >= 0 as parts: their power series below 20 (all terms positive), and
-// e^-x I0, e^-x I1 from the asymptotic series from 20 on.
+// I0 and I1 of x >= 0 as parts, where T computes in double (bessel_i_float below in float):
+// their power series below 20 (all terms positive), and e^-x I0, e^-x I1 from the asymptotic
+// series from 20 on.
 template <class T>
 struct BesselI {
   T i0s, i1s;  // series, unscaled, valid below 20
@@ -343,6 +344,67 @@ BesselI<T> bessel_i(const T& x) {
     v = {amp * a0, amp * a1};
   });
   return {sr[2], T(0.5) * xs * sr[3], as[0], as[1], select(small, T(1), T(0))};
+}
+
+// I_nu (nu = 0, 1) of x >= 0 in float, or e^-x I_nu where Scaled, from fixed polynomials
+// (scripts/bessel_coefficients.py), each interval only in the lanes there. Unscaled up to 2
+// c0 + w, w = z r(z) (and x c0 + x w for I1), z = x^2. Up to 8 e^-x I_nu about the centre c
+// of [0, 1], (1, 3] or (3, 8], x - c exact in float (I1's first row is e^-x I1 / x); I_nu is
+// that times e^x. Beyond e^-x I_nu sqrt(x) in 1/x, over sqrt(x) (not times sqrt(1/x), which
+// flushes to 0 for x past 1e38), times e^x whole below 88 and in two halves above, so the
+// product overflows only where I_nu does. The constant terms are float hi + lo.
+template <int Nu, bool Scaled, class T>
+T bessel_i_float(const T& x) {
+  namespace bc = bessel_coef;
+  using V1 = std::array<T, 1>;
+  V1 r{T(0)};
+  const auto near = x <= T(8);
+  if constexpr (!Scaled) {
+    const auto low = x <= T(2);
+    compute_where(low, r, [&](V1& v) {
+      const T xs = select(low, x, T(1));
+      const T z = xs * xs;
+      const auto& c = Nu == 0 ? bc::kI0Low : bc::kI1Low;
+      constexpr int n = sizeof(c) / sizeof(double);
+      T p = T(c[n - 1]);
+      for (int i = n - 2; i >= 1; --i) p = p * z + T(c[i]);
+      const T w = z * p;
+      v[0] = Nu == 0 ? T(1) + w : xs * T(0.5) + xs * w;
+    });
+  }
+  const auto mid = Scaled ? near : (near & (x > T(2)));
+  compute_where(mid, r, [&](V1& v) {
+    const T xm = select(mid, x, T(2));
+    const auto first = xm <= T(1), third = xm > T(3);
+    auto row = [&](const double(&c)[3]) {
+      return select(third, T(c[2]), select(first, T(c[0]), T(c[1])));
+    };
+    const auto& c = Nu == 0 ? bc::kI0Near : bc::kI1Near;
+    constexpr int n = sizeof(c[0]) / sizeof(double);
+    const T d = xm - row(bc::kINearCentre);
+    T p = select(third, T(c[2][n - 1]), select(first, T(c[0][n - 1]), T(c[1][n - 1])));
+    for (int i = n - 2; i >= 0; --i)
+      p = p * d + select(third, T(c[2][i]), select(first, T(c[0][i]), T(c[1][i])));
+    T g = row(Nu == 0 ? bc::kI0NearHi : bc::kI1NearHi) + p;
+    if constexpr (Nu == 1) g = g * select(first, xm, T(1));
+    v[0] = Scaled ? g : g * exp(xm);
+  });
+  // NaN takes this path.
+  compute_where(!near, r, [&](V1& v) {
+    const T xb = select(near, T(9), x);
+    const T g = T(Nu == 0 ? bc::kI0LargeHi : bc::kI1LargeHi) +
+                horner(T(1) / xb, Nu == 0 ? bc::kI0Large : bc::kI1Large);
+    const T ie = g / sqrt(xb);
+    if constexpr (Scaled) {
+      v[0] = ie;
+    } else {
+      const auto whole = xb < T(88);
+      const T e = exp(select(whole, xb, xb * T(0.5)));
+      const T once = ie * e;
+      v[0] = select(whole, once, once * e);  // NaN at inf (0 inf): the callers give inf there
+    }
+  });
+  return r[0];
 }
 
 // K0 and K1 of x > 0: below 1 their series about 0 (with I0 and I1's), from 1 to 20 the
@@ -644,6 +706,8 @@ T bessel_y1(T x) {
 template <class T>
 T bessel_i0(T x) {
   const T ax = fabs(x);
+  if (special::in_float(ax))
+    return select(ax == T(special::kInf), ax, special::bessel_i_float<0, false>(ax));
   const special::BesselI<T> b = special::bessel_i(ax);
   const T h = exp(ax * T(0.5));
   const T large = select(ax == T(special::kInf), ax, b.i0a * h * h);
@@ -652,12 +716,18 @@ T bessel_i0(T x) {
 template <class T>
 T bessel_i0e(T x) {
   const T ax = fabs(x);
+  if (special::in_float(ax))
+    return select(ax == T(special::kInf), T(0), special::bessel_i_float<0, true>(ax));
   const special::BesselI<T> b = special::bessel_i(ax);
   return select(b.small != T(0), b.i0s * exp(-ax), select(ax == T(special::kInf), T(0), b.i0a));
 }
 template <class T>
 T bessel_i1(T x) {
   const T ax = fabs(x);
+  if (special::in_float(ax)) {
+    const T r = select(ax == T(special::kInf), ax, special::bessel_i_float<1, false>(ax));
+    return select(x < T(0), -r, r);
+  }
   const special::BesselI<T> b = special::bessel_i(ax);
   const T h = exp(ax * T(0.5));
   const T large = select(ax == T(special::kInf), ax, b.i1a * h * h);
@@ -667,6 +737,10 @@ T bessel_i1(T x) {
 template <class T>
 T bessel_i1e(T x) {
   const T ax = fabs(x);
+  if (special::in_float(ax)) {
+    const T r = select(ax == T(special::kInf), T(0), special::bessel_i_float<1, true>(ax));
+    return select(x < T(0), -r, r);
+  }
   const special::BesselI<T> b = special::bessel_i(ax);
   const T r =
       select(b.small != T(0), b.i1s * exp(-ax), select(ax == T(special::kInf), T(0), b.i1a));
