@@ -26,6 +26,14 @@ using namespace numr;
 
 namespace {
 
+// N(0, 1) inputs. WebGPU draws normals on the host in double (its shaders have none), one
+// thread; the CPU backend draws the same numbers for the seed on all its threads, so WebGPU's
+// inputs are drawn there and uploaded.
+Tensor normal_input(const Shape& shape, DType dtype, Device dev, Generator& gen) {
+  if (dev.type != DeviceType::WebGpu) return randn(shape, dtype, dev, gen);
+  return randn(shape, dtype, Device::cpu(), gen).to(dev);
+}
+
 struct Options {
   int reps = 20, rounds = 7;
   int gap_ms = 0;  // idle time before each round (--gap-ms)
@@ -127,7 +135,7 @@ void run(const Options& o, Device dev) {
   const int64_t n = int64_t(64) << 20;
   if (any_wanted(o, {"copy_f32_256M", "sum_all_f32_256M", "sum_lastdim_f32_65536x4096",
                      "sum_dim0_f32_65536x4096", "max_lastdim_f32_65536x4096"})) {
-    Tensor big = randn({int64_t(256) << 20}, DType::F32, dev, gen);
+    Tensor big = normal_input({int64_t(256) << 20}, DType::F32, dev, gen);
     report(o, dev, "copy_f32_256M", [&] { (void)big.clone(); });
     report(o, dev, "sum_all_f32_256M", [&] { (void)sum(big); });
     Tensor rows = big.view({65536, 4096});
@@ -140,8 +148,8 @@ void run(const Options& o, Device dev) {
     if (any_wanted(o, {"exp_" + t + "_64M", "add_" + t + "_64M", "silu_" + t + "_64M",
                        "silu_mul_" + t + "_64M", "gelu_mul_" + t + "_64M",
                        "silu_mul_fwd_bwd_" + t + "_64M"})) {
-      Tensor a = randn({n}, dt, dev, gen), b = randn({n}, dt, dev, gen),
-             g = randn({n}, dt, dev, gen);
+      Tensor a = normal_input({n}, dt, dev, gen), b = normal_input({n}, dt, dev, gen),
+             g = normal_input({n}, dt, dev, gen);
       report(o, dev, "exp_" + t + "_64M", [&] { (void)exp(a); });
       report(o, dev, "add_" + t + "_64M", [&] { (void)(a + b); });
       report(o, dev, "silu_" + t + "_64M", [&] { (void)silu(a); });
@@ -160,13 +168,13 @@ void run(const Options& o, Device dev) {
       for (const char* nm : {"rms_norm", "layer_norm", "rms_norm_fwd_bwd", "layer_norm_fwd_bwd"})
         rows_cases.push_back(std::string(nm).append(c).append(t).append("_65536x1024"));
     if (any_wanted(o, rows_cases)) {
-      Tensor s = randn({65536, 1024}, dt, dev, gen);
+      Tensor s = normal_input({65536, 1024}, dt, dev, gen);
       report(o, dev, "softmax_" + t + "_65536x1024", [&] { (void)softmax(s, -1); });
       // rms_norm and layer_norm over rows of 1024 with eps 1e-5, as torch_peer.py; fwd_bwd is
       // the forward that saves its statistics, then the gradients of x, the weight (and the
       // bias). Each runs again through its composition (*_composed_*), fused against composed.
-      Tensor nw = randn({1024}, dt, dev, gen), nb = randn({1024}, dt, dev, gen);
-      Tensor gn = randn({65536, 1024}, dt, dev, gen);
+      Tensor nw = normal_input({1024}, dt, dev, gen), nb = normal_input({1024}, dt, dev, gen);
+      Tensor gn = normal_input({65536, 1024}, dt, dev, gen);
       for (const bool composed : {false, true}) {
         const ForceComposition force(composed, {OpId::rms_norm, OpId::layer_norm});
         const std::string c = composed ? "_composed_" : "_";
@@ -197,10 +205,10 @@ void run(const Options& o, Device dev) {
     // for the output gradient ga (through sum(out * ga), as torch_peer.py's grad call).
     if (any_wanted(o, {"sdpa_causal_" + t + "_8x16x1024x64",
                        "sdpa_causal_fwd_bwd_" + t + "_8x16x1024x64"})) {
-      Tensor q = randn({8, 16, 1024, 64}, dt, dev, gen),
-             kk = randn({8, 16, 1024, 64}, dt, dev, gen);
-      Tensor v = randn({8, 16, 1024, 64}, dt, dev, gen),
-             ga = randn({8, 16, 1024, 64}, dt, dev, gen);
+      Tensor q = normal_input({8, 16, 1024, 64}, dt, dev, gen),
+             kk = normal_input({8, 16, 1024, 64}, dt, dev, gen);
+      Tensor v = normal_input({8, 16, 1024, 64}, dt, dev, gen),
+             ga = normal_input({8, 16, 1024, 64}, dt, dev, gen);
       report(o, dev, "sdpa_causal_" + t + "_8x16x1024x64",
              [&] { (void)scaled_dot_product_attention(q, kk, v, Tensor(), true); });
       report(o, dev, "sdpa_causal_fwd_bwd_" + t + "_8x16x1024x64", [&] {
@@ -217,8 +225,8 @@ void run(const Options& o, Device dev) {
         if (!any_wanted(o, {"sdpa_" + t + size, "sdpa_fwd_bwd_" + t + size,
                             "sdpa_composed_" + t + size, "sdpa_fwd_bwd_composed_" + t + size}))
           continue;
-        Tensor q = randn(shape, dt, dev, gen), kk = randn(shape, dt, dev, gen);
-        Tensor v = randn(shape, dt, dev, gen), ga = randn(shape, dt, dev, gen);
+        Tensor q = normal_input(shape, dt, dev, gen), kk = normal_input(shape, dt, dev, gen);
+        Tensor v = normal_input(shape, dt, dev, gen), ga = normal_input(shape, dt, dev, gen);
         for (const bool composed : {false, true}) {
           if (composed && seq > 1024) continue;  // the scores alone take 4 GiB at 4096
           const ForceComposition force(composed, {OpId::scaled_dot_product_attention});
@@ -247,9 +255,10 @@ void run(const Options& o, Device dev) {
       continue;
     // Weights scaled by 1/sqrt(k), as initialised in practice: the products are about as
     // large as the bias, where the activations are neither linear nor flat.
-    Tensor x = randn({m, k}, dt, dev, gen);
-    Tensor w = (randn({k, nn}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(k)))).cast(dt);
-    Tensor bias = randn({nn}, dt, dev, gen), g = randn({m, nn}, dt, dev, gen);
+    Tensor x = normal_input({m, k}, dt, dev, gen);
+    Tensor w =
+        (normal_input({k, nn}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(k)))).cast(dt);
+    Tensor bias = normal_input({nn}, dt, dev, gen), g = normal_input({m, nn}, dt, dev, gen);
     // The plain matmul and the forward epilogues, interleaved (report's group).
     report(o, dev,
            {{"matmul_" + t + shape, [&] { (void)matmul(x, w); }},
@@ -282,16 +291,16 @@ void run(const Options& o, Device dev) {
   // the 50 largest of each vocabulary-sized row; 1M values searched in 1M sorted ones.
   if (any_wanted(o, {"sort_f32_16M", "sort_f32_4096x4096", "sort_f32_65536x64",
                      "topk50_f32_4096x32000", "searchsorted_f32_1M"})) {
-    Tensor one = randn({1, int64_t(16) << 20}, DType::F32, dev, gen);
+    Tensor one = normal_input({1, int64_t(16) << 20}, DType::F32, dev, gen);
     report(o, dev, "sort_f32_16M", [&] { (void)sort(one, -1); });
-    Tensor square = randn({4096, 4096}, DType::F32, dev, gen);
+    Tensor square = normal_input({4096, 4096}, DType::F32, dev, gen);
     report(o, dev, "sort_f32_4096x4096", [&] { (void)sort(square, -1); });
-    Tensor short_rows = randn({65536, 64}, DType::F32, dev, gen);
+    Tensor short_rows = normal_input({65536, 64}, DType::F32, dev, gen);
     report(o, dev, "sort_f32_65536x64", [&] { (void)sort(short_rows, -1); });
-    Tensor logits = randn({4096, 32000}, DType::F32, dev, gen);
+    Tensor logits = normal_input({4096, 32000}, DType::F32, dev, gen);
     report(o, dev, "topk50_f32_4096x32000", [&] { (void)topk(logits, 50, -1); });
-    Tensor seq = sort(randn({int64_t(1) << 20}, DType::F32, dev, gen), -1).values;
-    Tensor queries = randn({int64_t(1) << 20}, DType::F32, dev, gen);
+    Tensor seq = sort(normal_input({int64_t(1) << 20}, DType::F32, dev, gen), -1).values;
+    Tensor queries = normal_input({int64_t(1) << 20}, DType::F32, dev, gen);
     report(o, dev, "searchsorted_f32_1M", [&] { (void)searchsorted(seq, queries); });
   }
 }
@@ -303,8 +312,8 @@ void run_families(const Options& o, Device dev) {
   for (auto [dt, tag] : {std::pair{DType::F32, "f32"}, std::pair{DType::BF16, "bf16"}}) {
     const std::string t = tag;
     if (wanted(o, "group_norm_" + t + "_32x256x56x56_g32")) {
-      Tensor x = randn({32, 256, 56, 56}, dt, dev, gen);
-      Tensor w = randn({256}, dt, dev, gen), b = randn({256}, dt, dev, gen);
+      Tensor x = normal_input({32, 256, 56, 56}, dt, dev, gen);
+      Tensor w = normal_input({256}, dt, dev, gen), b = normal_input({256}, dt, dev, gen);
       report(o, dev, "group_norm_" + t + "_32x256x56x56_g32",
              [&] { (void)group_norm(x, 32, w, b, 1e-5); });
     }
@@ -313,8 +322,9 @@ void run_families(const Options& o, Device dev) {
                 "roll_" + t + "_65536x1024", "repeat_interleave_" + t + "_65536x1024_r2",
                 "index_select_" + t + "_65536x1024_16384", "gather_dim1_" + t + "_8192x8192_k1024",
                 "scatter_add_dim1_" + t + "_8192x8192_k1024"})) {
-      Tensor x = randn({65536, 1024}, dt, dev, gen), r = randn({65536, 1024}, dt, dev, gen);
-      Tensor w = randn({1024}, dt, dev, gen);
+      Tensor x = normal_input({65536, 1024}, dt, dev, gen),
+             r = normal_input({65536, 1024}, dt, dev, gen);
+      Tensor w = normal_input({1024}, dt, dev, gen);
       report(o, dev, "fused_add_rms_norm_" + t + "_65536x1024",
              [&] { (void)fused_add_rms_norm(x, r, w, 1e-5); });
       Tensor mask = lt(rand({65536, 1024}, DType::F32, dev, gen), full({1}, 0.5, DType::F32, dev));
@@ -327,16 +337,16 @@ void run_families(const Options& o, Device dev) {
              [&] { (void)index_select(x, 0, rows); });
       Tensor wide = x.view({8192, 8192});
       Tensor idx = randint(0, 8192, {8192, 1024}, DType::I64, dev, gen);
-      Tensor src = randn({8192, 1024}, dt, dev, gen);
+      Tensor src = normal_input({8192, 1024}, dt, dev, gen);
       report(o, dev, "gather_dim1_" + t + "_8192x8192_k1024", [&] { (void)gather(wide, 1, idx); });
       report(o, dev, "scatter_add_dim1_" + t + "_8192x8192_k1024",
              [&] { (void)scatter_reduce(wide, 1, idx, src, ScatterReduce::Sum); });
     }
     if (any_wanted(o, {"embedding_" + t + "_50000x1024_8x2048",
                        "embedding_fwd_bwd_" + t + "_50000x1024_8x2048"})) {
-      Tensor table = randn({50000, 1024}, dt, dev, gen);
+      Tensor table = normal_input({50000, 1024}, dt, dev, gen);
       Tensor tokens = randint(0, 50000, {8, 2048}, DType::I64, dev, gen);
-      Tensor g = randn({8, 2048, 1024}, dt, dev, gen);
+      Tensor g = normal_input({8, 2048, 1024}, dt, dev, gen);
       report(o, dev, "embedding_" + t + "_50000x1024_8x2048",
              [&] { (void)embedding_lookup(table, tokens); });
       report(o, dev, "embedding_fwd_bwd_" + t + "_50000x1024_8x2048", [&] {
@@ -345,12 +355,13 @@ void run_families(const Options& o, Device dev) {
       });
     }
     if (wanted(o, "dropout_" + t + "_64M")) {
-      Tensor x = randn({int64_t(64) << 20}, dt, dev, gen);
+      Tensor x = normal_input({int64_t(64) << 20}, dt, dev, gen);
       Generator drop(3);
       report(o, dev, "dropout_" + t + "_64M", [&] { (void)dropout(x, 0.1, drop); });
     }
     if (wanted(o, "einsum_bhqd_bhkd_" + t + "_8x16x1024x64")) {
-      Tensor q = randn({8, 16, 1024, 64}, dt, dev, gen), k = randn({8, 16, 1024, 64}, dt, dev, gen);
+      Tensor q = normal_input({8, 16, 1024, 64}, dt, dev, gen),
+             k = normal_input({8, 16, 1024, 64}, dt, dev, gen);
       report(o, dev, "einsum_bhqd_bhkd_" + t + "_8x16x1024x64", [&] {
         (void)einsum("bhqd,bhkd->bhqk", {q, k});
       });
@@ -358,8 +369,9 @@ void run_families(const Options& o, Device dev) {
     if (any_wanted(
             o, {"conv2d_" + t + "_32x64x56x56_k3", "conv2d_fwd_bwd_" + t + "_32x64x56x56_k3",
                 "depthwise_conv2d_" + t + "_32x256x56x56_k3", "conv1d_" + t + "_32x256x4096_k3"})) {
-      Tensor x = randn({32, 64, 56, 56}, dt, dev, gen), w = randn({64, 64, 3, 3}, dt, dev, gen);
-      Tensor b = randn({64}, dt, dev, gen), g = randn({32, 64, 56, 56}, dt, dev, gen);
+      Tensor x = normal_input({32, 64, 56, 56}, dt, dev, gen),
+             w = normal_input({64, 64, 3, 3}, dt, dev, gen);
+      Tensor b = normal_input({64}, dt, dev, gen), g = normal_input({32, 64, 56, 56}, dt, dev, gen);
       report(o, dev, "conv2d_" + t + "_32x64x56x56_k3", [&] {
         (void)conv2d(x, w, b, {1, 1}, {1, 1});
       });
@@ -367,21 +379,23 @@ void run_families(const Options& o, Device dev) {
         const Var xv(x, true), wv(w, true), bv(b, true);
         (void)backward(sum(conv2d(xv, wv, bv, {1, 1}, {1, 1}) * g));
       });
-      Tensor xd = randn({32, 256, 56, 56}, dt, dev, gen), wd = randn({256, 1, 3, 3}, dt, dev, gen);
+      Tensor xd = normal_input({32, 256, 56, 56}, dt, dev, gen),
+             wd = normal_input({256, 1, 3, 3}, dt, dev, gen);
       report(o, dev, "depthwise_conv2d_" + t + "_32x256x56x56_k3", [&] {
         (void)depthwise_conv2d(xd, wd, Tensor(), {1, 1}, {1, 1});
       });
-      Tensor x1 = randn({32, 256, 4096}, dt, dev, gen), w1 = randn({256, 256, 3}, dt, dev, gen);
+      Tensor x1 = normal_input({32, 256, 4096}, dt, dev, gen),
+             w1 = normal_input({256, 256, 3}, dt, dev, gen);
       report(o, dev, "conv1d_" + t + "_32x256x4096_k3",
              [&] { (void)conv1d(x1, w1, Tensor(), 1, 1); });
     }
   }
   if (any_wanted(o, {"cdist_f32_4096x4096x128", "masked_select_f32_16M", "nonzero_bool_16M",
                      "bincount_i64_16M_1000", "unique_i64_16M", "one_hot_i64_65536x1000"})) {
-    Tensor a = randn({4096, 128}, DType::F32, dev, gen),
-           b = randn({4096, 128}, DType::F32, dev, gen);
+    Tensor a = normal_input({4096, 128}, DType::F32, dev, gen),
+           b = normal_input({4096, 128}, DType::F32, dev, gen);
     report(o, dev, "cdist_f32_4096x4096x128", [&] { (void)cdist(a, b); });
-    Tensor v = randn({int64_t(16) << 20}, DType::F32, dev, gen);
+    Tensor v = normal_input({int64_t(16) << 20}, DType::F32, dev, gen);
     Tensor half =
         lt(rand({int64_t(16) << 20}, DType::F32, dev, gen), full({1}, 0.5, DType::F32, dev));
     report(o, dev, "masked_select_f32_16M", [&] { (void)masked_select(v, half); });
@@ -409,24 +423,26 @@ void run_science(const Options& o, Device dev) {
     report(o, dev, "lgamma_f32_16M", [&] { (void)lgamma(x); });
     report(o, dev, "digamma_f32_16M", [&] { (void)digamma(x); });
     report(o, dev, "expit_f32_16M", [&] { (void)expit(x); });
-    Tensor a = complex(randn({n}, DType::F32, dev, gen), randn({n}, DType::F32, dev, gen));
-    Tensor b = complex(randn({n}, DType::F32, dev, gen), randn({n}, DType::F32, dev, gen));
+    Tensor a =
+        complex(normal_input({n}, DType::F32, dev, gen), normal_input({n}, DType::F32, dev, gen));
+    Tensor b =
+        complex(normal_input({n}, DType::F32, dev, gen), normal_input({n}, DType::F32, dev, gen));
     report(o, dev, "complex_mul_c64_16M", [&] { (void)(a * b); });
     report(o, dev, "complex_abs_c64_16M", [&] { (void)abs(a); });
     Tensor m = a.narrow(0, 0, 1 << 20).view({1024, 1024});
     report(o, dev, "complex_matmul_c64_1024", [&] { (void)matmul(m, m); });
     report(o, dev, "fft_c64_1M", [&] { (void)fft::fft(a.narrow(0, 0, 1 << 20)); });
     report(o, dev, "fft_c64_prime_1000003", [&] { (void)fft::fft(a.narrow(0, 0, 1000003)); });
-    Tensor rows = randn({1024, 4096}, DType::F32, dev, gen);
+    Tensor rows = normal_input({1024, 4096}, DType::F32, dev, gen);
     report(o, dev, "rfft_f32_1024x4096", [&] { (void)fft::rfft(rows); });
     report(o, dev, "quantile_f32_1024x4096_dim1", [&] {
       (void)quantile(rows, {0.1, 0.5, 0.9}, 1);
     });
-    Tensor flat = randn({n}, DType::F32, dev, gen);
+    Tensor flat = normal_input({n}, DType::F32, dev, gen);
     report(o, dev, "histogram_f32_16M_100", [&] {
       (void)histogram(flat, 100, std::pair{-4.0, 4.0});
     });
-    Tensor vars = randn({256, 65536}, DType::F32, dev, gen);
+    Tensor vars = normal_input({256, 65536}, DType::F32, dev, gen);
     report(o, dev, "cov_f32_256x65536", [&] { (void)cov(vars); });
     report(o, dev, "bessel_j0_f32_16M", [&] { (void)bessel_j0(x); });
     report(o, dev, "bessel_i0e_f32_16M", [&] { (void)bessel_i0e(x); });
@@ -457,11 +473,11 @@ void run_science(const Options& o, Device dev) {
               "linalg_cholesky_f32_4096x16x16", "linalg_eigh_f32_4096x16x16",
               "linalg_svd_f32_4096x16x16", "linalg_qr_f32_4096x16x16", "linalg_inv_f32_4096x16x16",
               "linalg_eig_f64_256", "linalg_svd_c64_4096x8x8", "linalg_eigh_c128_256"})) {
-    Tensor small = add(randn({4096, 8, 8}, DType::F64, dev, gen),
+    Tensor small = add(normal_input({4096, 8, 8}, DType::F64, dev, gen),
                        mul_scalar(eye(8, std::nullopt, DType::F64, dev), 8.0));
-    Tensor rhs = randn({4096, 8, 1}, DType::F64, dev, gen);
+    Tensor rhs = normal_input({4096, 8, 1}, DType::F64, dev, gen);
     report(o, dev, "linalg_solve_f64_4096x8x8", [&] { (void)linalg::solve(small, rhs); });
-    Tensor big = add(randn({1024, 1024}, DType::F64, dev, gen),
+    Tensor big = add(normal_input({1024, 1024}, DType::F64, dev, gen),
                      mul_scalar(eye(1024, std::nullopt, DType::F64, dev), 64.0));
     report(o, dev, "linalg_inv_f64_1024", [&] { (void)linalg::inv(big); });
     Tensor sym = add(big, big.transpose(0, 1));
@@ -470,7 +486,7 @@ void run_science(const Options& o, Device dev) {
     report(o, dev, "linalg_qr_f64_1024", [&] { (void)linalg::qr(big); });
     Tensor spd = add(matmul(big, big.transpose(0, 1)), eye(1024, std::nullopt, DType::F64, dev));
     report(o, dev, "linalg_cholesky_f64_1024", [&] { (void)linalg::cholesky(spd); });
-    Tensor x16 = randn({4096, 16, 16}, DType::F32, dev, gen);
+    Tensor x16 = normal_input({4096, 16, 16}, DType::F32, dev, gen);
     Tensor spd16 = add(matmul(x16, x16.transpose(1, 2)),
                        mul_scalar(eye(16, std::nullopt, DType::F32, dev), 16.0));
     report(o, dev, "linalg_cholesky_f32_4096x16x16", [&] { (void)linalg::cholesky(spd16); });
@@ -478,13 +494,13 @@ void run_science(const Options& o, Device dev) {
     report(o, dev, "linalg_svd_f32_4096x16x16", [&] { (void)linalg::svd(x16, false); });
     report(o, dev, "linalg_qr_f32_4096x16x16", [&] { (void)linalg::qr(x16); });
     report(o, dev, "linalg_inv_f32_4096x16x16", [&] { (void)linalg::inv(spd16); });
-    Tensor g256 = randn({256, 256}, DType::F64, dev, gen);
+    Tensor g256 = normal_input({256, 256}, DType::F64, dev, gen);
     report(o, dev, "linalg_eig_f64_256", [&] { (void)linalg::eig(g256); });
-    Tensor c8 = complex(randn({4096, 8, 8}, DType::F32, dev, gen),
-                        randn({4096, 8, 8}, DType::F32, dev, gen));
+    Tensor c8 = complex(normal_input({4096, 8, 8}, DType::F32, dev, gen),
+                        normal_input({4096, 8, 8}, DType::F32, dev, gen));
     report(o, dev, "linalg_svd_c64_4096x8x8", [&] { (void)linalg::svd(c8, false); });
-    Tensor c256 =
-        complex(randn({256, 256}, DType::F64, dev, gen), randn({256, 256}, DType::F64, dev, gen));
+    Tensor c256 = complex(normal_input({256, 256}, DType::F64, dev, gen),
+                          normal_input({256, 256}, DType::F64, dev, gen));
     Tensor herm = add(c256, conj(c256.transpose(0, 1)));
     report(o, dev, "linalg_eigh_c128_256", [&] { (void)linalg::eigh(herm); });
   }
@@ -501,9 +517,9 @@ void run_cpu(const Options& o, Device dev, int threads) {
       "_" + std::to_string(g) + "x" + std::to_string(g) + "x" + std::to_string(g);
   for (auto [dt, tag] : {std::pair{DType::F32, "f32"}, std::pair{DType::BF16, "bf16"}}) {
     const std::string t = tag;
-    Tensor x = randn({g, g}, dt, dev, gen);
-    Tensor w = (randn({g, g}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(g)))).cast(dt);
-    Tensor bias = randn({g}, dt, dev, gen), gr = randn({g, g}, dt, dev, gen);
+    Tensor x = normal_input({g, g}, dt, dev, gen);
+    Tensor w = (normal_input({g, g}, DType::F32, dev, gen) * (1.0 / std::sqrt(double(g)))).cast(dt);
+    Tensor bias = normal_input({g}, dt, dev, gen), gr = normal_input({g, g}, dt, dev, gen);
     report(o, dev,
            {{"matmul_" + t + shape, [&] { (void)matmul(x, w); }},
             {"linear_gelu_" + t + shape,
@@ -515,25 +531,28 @@ void run_cpu(const Options& o, Device dev, int threads) {
   }
   const int64_t n = int64_t(64) << 20;
   {
-    Tensor a = randn({n}, DType::F32, dev, gen), b = randn({n}, DType::F32, dev, gen);
+    Tensor a = normal_input({n}, DType::F32, dev, gen), b = normal_input({n}, DType::F32, dev, gen);
     report(o, dev, "silu_mul_f32_64M", [&] { (void)silu_mul(a, b); });
     report(o, dev, "sum_all_f32_64M", [&] { (void)sum(a); });
     Tensor rows = a.view({16384, 4096});
     report(o, dev, "sum_lastdim_f32_16384x4096", [&] { (void)sum(rows, {1}); });
     report(o, dev, "softmax_f32_16384x4096", [&] { (void)softmax(rows, -1); });
-    Tensor nw = randn({4096}, DType::F32, dev, gen), nb = randn({4096}, DType::F32, dev, gen);
+    Tensor nw = normal_input({4096}, DType::F32, dev, gen),
+           nb = normal_input({4096}, DType::F32, dev, gen);
     report(o, dev, "rms_norm_f32_16384x4096", [&] { (void)rms_norm(rows, nw, 1e-5); });
     report(o, dev, "layer_norm_f32_16384x4096", [&] { (void)layer_norm(rows, nw, nb, 1e-5); });
   }
   {
-    Tensor ab = randn({n}, DType::BF16, dev, gen), bb = randn({n}, DType::BF16, dev, gen);
+    Tensor ab = normal_input({n}, DType::BF16, dev, gen),
+           bb = normal_input({n}, DType::BF16, dev, gen);
     report(o, dev, "silu_mul_bf16_64M", [&] { (void)silu_mul(ab, bb); });
   }
   {
-    Tensor x = randn({32, 64, 56, 56}, DType::F32, dev, gen);
-    Tensor w = randn({64, 64, 3, 3}, DType::F32, dev, gen), b = randn({64}, DType::F32, dev, gen);
+    Tensor x = normal_input({32, 64, 56, 56}, DType::F32, dev, gen);
+    Tensor w = normal_input({64, 64, 3, 3}, DType::F32, dev, gen),
+           b = normal_input({64}, DType::F32, dev, gen);
     report(o, dev, "conv2d_f32_32x64x56x56_k3", [&] { (void)conv2d(x, w, b, {1, 1}, {1, 1}); });
-    Tensor square = randn({4096, 4096}, DType::F32, dev, gen);
+    Tensor square = normal_input({4096, 4096}, DType::F32, dev, gen);
     report(o, dev, "sort_f32_4096x4096", [&] { (void)sort(square, -1); });
   }
 }
