@@ -152,16 +152,23 @@ print('// high part of J\'(j); the tables start with its low part.')
 # K_nu = e^-x / sqrt(x) c_nu(u), u = 1/x - 1/2 in (-1/2, 1/2].
 
 
-def check_rel(name, f, approx, a, b, npts=600):
+def worst_ulp(f, approx, a, b, npts, at_zero, power=1):
+    """The largest |approx - f| in float ulp of f over npts + 1 points of [a, b] (spaced as
+    t^power), x = 0 replaced by at_zero; and where it is."""
     worst, at = 0, a
     for i in range(npts + 1):
-        x = mp.mpf(a) + (mp.mpf(b) - a) * i / npts
+        x = mp.mpf(a) + (mp.mpf(b) - a) * (mp.mpf(i) / npts) ** power
         if x == 0:
-            x = mp.mpf(1e-4)
+            x = mp.mpf(at_zero)
         v = f(x)
         e = abs(approx(x) - v) / ulp_f32(v)
         if e > worst:
             worst, at = e, x
+    return worst, at
+
+
+def check_rel(name, f, approx, a, b, npts=600):
+    worst, at = worst_ulp(f, approx, a, b, npts, 1e-4)
     print(f'// {name} on [{a}, {b}]: max error {float(worst):.3f} float ulp (at {float(at):.4g}).')
 
 
@@ -261,15 +268,7 @@ def hi_lo(poly):
 
 
 def check_fit(name, f, approx, a, b, npts=1000):
-    worst, at = 0, a
-    for i in range(npts + 1):
-        x = mp.mpf(a) + (mp.mpf(b) - a) * (mp.mpf(i) / npts) ** (3 if b > 50 else 1)
-        if x == 0:
-            x = mp.mpf(1e-6)
-        v = f(x)
-        e = abs(approx(x) - v) / ulp_f32(v)
-        if e > worst:
-            worst, at = e, x
+    worst, at = worst_ulp(f, approx, a, b, npts, 1e-6, 3 if b > 50 else 1)
     print(f'// {name} on [{a}, {b}]: max error of the fit {float(worst):.3f} float ulp'
           f' (at {float(at):.4g}).')
 

@@ -14,6 +14,7 @@
 #include <compare>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "backends/webgpu/kernels.h"
 #include "backends/webgpu/pipeline_cache.h"
@@ -255,6 +256,30 @@ void emit_store(Shader& s, const MatmulConfig& c, const Bindings& n, const std::
   s.store(n.out, c.dtype, Value::let(Type::u32, w(kOutOff) + " + e"), y);
 }
 
+// The store of every accumulator, with the epilogue written once: the vec4 accumulators are
+// gathered into an array indexed only here, after the K loop; element j of accumulator i is
+// output (row, col) for the WGSL expressions `row` (of i) and `col` (of i and j).
+void emit_accumulator_store(Shader& s, const MatmulConfig& c, const Bindings& n,
+                            const std::vector<std::string>& accs, const std::string& row,
+                            const std::string& col) {
+  wgsl::Body& b = s.body();
+  std::string list;
+  for (const std::string& a : accs) list += (list.empty() ? "" : ", ") + a;
+  const std::string count = std::to_string(accs.size());
+  b.line("var accs = array<vec4<f32>, " + count + ">(" + list + ");");
+  b.line("for (var i: u32 = 0u; i < " + count + "u; i = i + 1u) {");
+  b.line("let row = " + row + ";");
+  b.line("if (row < M) {");
+  b.line("for (var j: u32 = 0u; j < 4u; j = j + 1u) {");
+  b.line("let col = " + col + ";");
+  b.line("if (col < N) {");
+  emit_store(s, c, n, "accs[i][j]");
+  b.line("}");
+  b.line("}");
+  b.line("}");
+  b.line("}");
+}
+
 std::string narrow_wgsl(const MatmulConfig& c) {
   Shader s;
   if (c.subgroups) s.use_subgroups();
@@ -276,22 +301,10 @@ std::string narrow_wgsl(const MatmulConfig& c) {
   } else {
     staged_loop(s, c, n.a, n.b);
   }
-  // The store, with the epilogue written once inside the loops over the block.
-  std::string accs;
-  for (uint32_t i = 0; i < kBlock; ++i)
-    accs += std::string(i ? ", " : "") + "acc" + std::to_string(i);
-  b.line("var accs = array<vec4<f32>, " + std::to_string(kBlock) + ">(" + accs + ");");
-  b.line("for (var i: u32 = 0u; i < " + u(kBlock) + "; i = i + 1u) {");
-  b.line("let row = m0 + ty + " + u(kSide) + " * i;");
-  b.line("if (row < M) {");
-  b.line("for (var j: u32 = 0u; j < " + u(kBlock) + "; j = j + 1u) {");
-  b.line("let col = n0 + tx + " + u(kSide) + " * j;");
-  b.line("if (col < N) {");
-  emit_store(s, c, n, "accs[i][j]");
-  b.line("}");
-  b.line("}");
-  b.line("}");
-  b.line("}");
+  std::vector<std::string> accs;
+  for (uint32_t i = 0; i < kBlock; ++i) accs.push_back("acc" + std::to_string(i));
+  emit_accumulator_store(s, c, n, accs, "m0 + ty + " + u(kSide) + " * i",
+                         "n0 + tx + " + u(kSide) + " * j");
   return s.finish();
 }
 
@@ -393,24 +406,12 @@ std::string wide_wgsl(const MatmulConfig& c) {
   }
   b.line("workgroupBarrier();");
   b.line("}");
-  // The store, with the epilogue written once: accumulator (r, h) holds four neighbouring
-  // columns of one row. The array is indexed only here, after the K loop.
-  std::string accs;
+  // Accumulator i = 2r + h holds four neighbouring columns of one row.
+  std::vector<std::string> accs;
   for (uint32_t r = 0; r < 8; ++r)
-    for (uint32_t h = 0; h < 2; ++h) accs += std::string(accs.empty() ? "" : ", ") + acc_name(r, h);
-  b.line("var accs = array<vec4<f32>, 16>(" + accs + ");");
-  b.line("for (var i: u32 = 0u; i < 16u; i = i + 1u) {");
-  b.line("let r = i / 2u;");
-  b.line("let row = m0 + (r / 4u) * 64u + r % 4u + ty * 4u;");
-  b.line("if (row < M) {");
-  b.line("for (var j: u32 = 0u; j < 4u; j = j + 1u) {");
-  b.line("let col = n0 + (i % 2u) * 64u + tx * 4u + j;");
-  b.line("if (col < N) {");
-  emit_store(s, c, n, "accs[i][j]");
-  b.line("}");
-  b.line("}");
-  b.line("}");
-  b.line("}");
+    for (uint32_t h = 0; h < 2; ++h) accs.push_back(acc_name(r, h));
+  emit_accumulator_store(s, c, n, accs, "m0 + (i / 8u) * 64u + (i / 2u) % 4u + ty * 4u",
+                         "n0 + (i % 2u) * 64u + tx * 4u + j");
   return s.finish();
 }
 
